@@ -1,0 +1,5 @@
+"""`python -m fabgen` runs the CLI."""
+
+from fabgen.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Name rules: what may reach a switch CLI, a shell script or a file name from the intent."""
+
+from __future__ import annotations
+
+import re
+import string
+
+# Hostnames and other identifiers that land in configs and scripts: no spaces, quotes, `;`, `$`,
+# backticks, slashes or newlines. RFC 1123 labels plus `_` and `.` (SONiC and NVUE accept both).
+SAFE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$")
+# Linux netdev names: at most 15 bytes (IFNAMSIZ - 1), no `/`, `:` or whitespace.
+NETDEV_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+# RDMA device names as the kernel prints them (mlx5_0, rocep1s0f0, efa_0).
+RDMA_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
+# Free text that reaches a config (descriptions): printable, no quotes, no CLI/shell specials.
+SAFE_TEXT = re.compile(r"^[A-Za-z0-9 ._:/,+()#@=-]{0,200}$")
+
+UNSAFE_HINT = "use letters, digits, '.', '_' and '-' only (no spaces, quotes, ';', '$' or backticks)"
+
+
+def check_name(value: str, what: str = "name") -> str:
+    if not SAFE_NAME.match(value):
+        raise ValueError(f"{value!r} is not safe in a switch CLI or shell script; {UNSAFE_HINT}")
+    return value
+
+
+def check_text(value: str, what: str = "text") -> str:
+    if not SAFE_TEXT.match(value):
+        raise ValueError(
+            f"{what} {value!r} has characters that could break a config line; "
+            "allowed: letters, digits, spaces and . _ : / , + ( ) # @ = -"
+        )
+    return value
+
+
+def template_fields(template: str) -> list[str]:
+    """The placeholder names of a str.format template, rejecting attribute/index access."""
+    names: list[str] = []
+    for _literal, field, _spec, conversion in string.Formatter().parse(template):
+        if field is None:
+            continue
+        if not field.isidentifier():
+            raise ValueError(f"placeholder {{{field}}} is not a plain name")
+        if conversion is not None:
+            raise ValueError(f"placeholder {{{field}!{conversion}}} may not use a conversion")
+        names.append(field)
+    return names
+
+
+def check_template(template: str, allowed: tuple[str, ...], pattern: re.Pattern[str],
+                   samples: list[dict[str, int]], what: str) -> str:
+    """A name template is safe when every placeholder is known and every expansion matches."""
+    try:
+        fields = template_fields(template)
+    except ValueError as exc:
+        raise ValueError(f"{what} template {template!r}: {exc}") from None
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"{what} template {template!r} uses unknown placeholder(s) {', '.join(unknown)}; "
+            f"available: {', '.join(allowed)}"
+        )
+    for sample in samples:
+        try:
+            text = template.format(**sample)
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"{what} template {template!r} cannot be expanded: {exc}") from None
+        if not pattern.match(text):
+            raise ValueError(
+                f"{what} template {template!r} expands to {text!r}, which is not a safe {what}; "
+                f"{UNSAFE_HINT}"
+            )
+    return template

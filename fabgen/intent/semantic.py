@@ -1,0 +1,212 @@
+"""Checks that field types cannot express: cross-field rules, fit, pools, dangerous choices."""
+
+from __future__ import annotations
+
+from fabgen import catalog
+from fabgen.errors import Diagnostics
+from fabgen.intent import names
+from fabgen.intent.loader import suggest
+from fabgen.intent.models import IB_GENERATION_SPEED, Intent
+from fabgen.intent.units import format_ratio
+from fabgen.topology import sizing
+
+PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
+
+
+def check(intent: Intent, diags: Diagnostics) -> None:
+    """Append every semantic error and warning of `intent` to `diags`."""
+    _fabric(intent, diags)
+    _catalog(intent, diags)
+    _qos(intent, diags)
+    _hosts(intent, diags)
+    if not diags.errors:
+        _fit(intent, diags)
+
+
+def _fabric(intent: Intent, diags: Diagnostics) -> None:
+    fab = intent.fabric
+    ib = fab.transport == "infiniband"
+    if ib and fab.generation is None:
+        diags.error("InfiniBand needs a generation: hdr, ndr or xdr", ("fabric", "transport"))
+    if not ib and fab.generation is not None:
+        diags.error("generation applies to InfiniBand only; RoCE takes a speed like 400G",
+                    ("fabric", "generation"))
+    if ib and fab.generation and fab.speed and fab.speed > IB_GENERATION_SPEED[fab.generation]:
+        diags.error(f"{fab.generation.upper()} links run at most "
+                    f"{IB_GENERATION_SPEED[fab.generation]}G", ("fabric", "speed"))
+    fields = intent.model_fields_set
+    if ib and "qos" in fields:
+        diags.warn("the qos section applies to RoCE only and is ignored for InfiniBand "
+                   "(traffic classes are service levels: see infiniband.service_level)", ("qos",))
+    if ib and "platforms" in fields:
+        diags.warn("InfiniBand switches are configured by the subnet manager; platforms is "
+                   "ignored", ("platforms",))
+    if not ib and "infiniband" in fields:
+        diags.warn("the infiniband section is ignored for a RoCE fabric", ("infiniband",))
+    if ib and intent.infiniband.sharp and fab.generation == "hdr":
+        pass  # SHARPv2 exists on HDR Quantum switches, nothing to flag
+    topo, node = intent.topology, intent.cluster.node
+    if node.nic_ports % topo.planes:
+        diags.error(
+            f"{topo.planes} planes need each NIC's ports split evenly over them, but nodes "
+            f"have {node.nic_ports} port(s) per NIC", ("topology", "planes"),
+            f"set cluster.node.nic_ports to a multiple of {topo.planes}")
+
+
+def _catalog(intent: Intent, diags: Diagnostics) -> None:
+    nics = catalog.nics()
+    node = intent.cluster.node
+    nic = nics.get(node.nic)
+    if nic is None:
+        guess = suggest(node.nic, list(nics))
+        diags.error(f"unknown NIC model {node.nic!r}", ("cluster", "node", "nic"),
+                    f"did you mean {guess!r}?" if guess else "known: " + ", ".join(nics))
+    else:
+        if node.nic_ports > nic.max_ports:
+            diags.error(f"{nic.name} has {nic.max_ports} port(s)",
+                        ("cluster", "node", "nic_ports"))
+        speed = sizing.link_speed(intent)
+        if speed > nic.speed_gbps:
+            diags.error(f"{nic.name} ports run at most {nic.speed_gbps}G, not {speed}G",
+                        ("fabric", "speed"))
+    transport = "infiniband" if intent.fabric.transport == "infiniband" else "ethernet"
+    known = catalog.switches()
+    topo = intent.topology
+    for role in ("leaf", "spine", "core"):
+        spec = getattr(topo, role)
+        if spec is None or spec.model is None:
+            continue
+        model = known.get(spec.model)
+        loc = ("topology", role, "model")
+        if model is None:
+            guess = suggest(spec.model, list(known))
+            diags.error(f"unknown switch model {spec.model!r}", loc,
+                        f"did you mean {guess!r}?" if guess else "known: " + ", ".join(known))
+        elif model.transport != transport:
+            diags.error(f"{model.name} is an {model.transport} switch; this fabric is "
+                        f"{intent.fabric.transport}", loc)
+    if topo.tiers == 2 and topo.core is not None:
+        diags.warn("core is ignored in a 2-tier fabric", ("topology", "core"))
+
+
+def _qos(intent: Intent, diags: Diagnostics) -> None:
+    if intent.fabric.transport != "roce":
+        return
+    qos = intent.qos
+    if qos.rdma.priority == qos.cnp.priority:
+        diags.error(f"CNP shares priority {qos.rdma.priority} with RDMA; CNPs must not be paused "
+                    "by PFC with the traffic they throttle", ("qos", "cnp", "priority"),
+                    "the usual plan is RDMA 3, CNP 6")
+    owners: dict[int, tuple[str | int, ...]] = {
+        qos.rdma.dscp: ("qos", "rdma", "dscp"),
+    }
+    if qos.cnp.dscp in owners:
+        diags.error(f"DSCP {qos.cnp.dscp} is already the RDMA class's", ("qos", "cnp", "dscp"))
+    owners.setdefault(qos.cnp.dscp, ("qos", "cnp", "dscp"))
+    seen_names: set[str] = set()
+    for i, cls in enumerate(qos.classes):
+        loc = ("qos", "classes", i)
+        if cls.name in seen_names or cls.name in ("rdma", "cnp", "default"):
+            diags.error(f"class name {cls.name!r} is used twice or reserved", (*loc, "name"))
+        seen_names.add(cls.name)
+        if cls.priority == qos.rdma.priority:
+            diags.error(f"class {cls.name!r} is on the RDMA priority {cls.priority}; only RDMA "
+                        "may be lossless", (*loc, "priority"))
+        elif cls.priority == qos.cnp.priority:
+            diags.error(f"class {cls.name!r} is on the CNP priority {cls.priority}",
+                        (*loc, "priority"))
+        for j, dscp in enumerate(cls.dscp):
+            if dscp in owners:
+                diags.error(f"DSCP {dscp} is already used by "
+                            f"{'.'.join(str(p) for p in owners[dscp][1:-1])}",
+                            (*loc, "dscp", j))
+            else:
+                owners[dscp] = (*loc, "dscp", j)
+    if qos.host_mtu > qos.mtu:
+        diags.error(f"host MTU {qos.host_mtu} exceeds the switch MTU {qos.mtu}; jumbo frames "
+                    "from the NIC would be dropped", ("qos", "host_mtu"))
+    if not qos.pfc_watchdog.enabled:
+        diags.warn("PFC watchdog is off: one stuck receiver can pause the whole fabric "
+                   "(PFC storm)", ("qos", "pfc_watchdog", "enabled"))
+    if not qos.ecn.enabled:
+        diags.warn("ECN is off: with no DCQCN, congestion is handled by PFC pauses alone",
+                   ("qos", "ecn", "enabled"))
+
+
+def _hosts(intent: Intent, diags: Diagnostics) -> None:
+    node = intent.cluster.node
+    count = node.nics * node.nic_ports
+    for field in ("rdma_devices", "netdevs"):
+        value = getattr(intent.hosts, field)
+        loc = ("hosts", field)
+        if isinstance(value, list):
+            if len(value) != count:
+                diags.error(f"lists {len(value)} names, but a node has {count} compute ports "
+                            "(nics x nic_ports)", loc)
+                continue
+            expanded = value
+        else:
+            expanded = [expand_device(value, dev, node.nic_ports, intent.topology.planes)
+                        for dev in range(count)]
+        dupes = sorted({n for n in expanded if expanded.count(n) > 1})
+        if dupes:
+            diags.error(f"gives the same name {dupes[0]!r} to two ports", loc,
+                        "use {dev} in the template")
+    host = intent.hosts.name
+    if "{index" not in host:
+        diags.error("host name template must contain {index} so names are unique",
+                    ("hosts", "name"))
+    _ = names  # names' validators already ran in the models
+
+
+def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
+    nic, port = divmod(dev, nic_ports)
+    rail = nic * (nic_ports // planes) + port // planes
+    return template.format(dev=dev, nic=nic, port=port, rail=rail)
+
+
+def _fit(intent: Intent, diags: Diagnostics) -> None:
+    try:
+        shape = sizing.shape(intent)
+    except sizing.SizingError as exc:
+        diags.error(str(exc), exc.loc, exc.hint)
+        return
+    topo = intent.topology
+    if topo.oversubscription.leaf > 2:
+        diags.warn(f"leaf oversubscription {format_ratio(topo.oversubscription.leaf)} is above "
+                   "2:1 on the compute fabric: all-reduce bandwidth drops with it",
+                   ("topology", "oversubscription"))
+    if shape.tiers == 3 and topo.oversubscription.spine > 2:
+        diags.warn(f"spine oversubscription {format_ratio(topo.oversubscription.spine)} is "
+                   "above 2:1", ("topology", "oversubscription", "spine"))
+    _pools(intent, shape, diags)
+
+
+def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
+    if intent.fabric.transport != "roce":
+        return
+    planes = shape.planes
+    switches = planes * (shape.leaves + shape.spines + shape.cores)
+    p2p_links = planes * (shape.leaves * shape.leaf_up + shape.spines * shape.spine_up)
+    host_links = planes * shape.nodes * shape.ports_per_node
+    addr = intent.addressing
+    for field, need in (("loopbacks", switches), ("p2p", 2 * p2p_links),
+                        ("hosts", 2 * host_links)):
+        pool = getattr(addr, field)
+        if pool.num_addresses < need:
+            prefix = 32 - max(need - 1, 1).bit_length()
+            diags.error(f"pool {pool} has {pool.num_addresses} addresses; this fabric needs "
+                        f"{need}", ("addressing", field), f"use a /{prefix} or larger")
+    leaves = planes * shape.leaves
+    start = addr.asn.leaf_start
+    end = start + leaves - 1
+    for lo, hi in PRIVATE_ASN_RANGES:
+        if lo <= start <= hi:
+            if end > hi:
+                diags.error(f"{leaves} leaves need ASNs {start}-{end}, past the private range "
+                            f"end {hi}", ("addressing", "asn", "leaf_start"),
+                            "use a 4-byte private ASN such as 4200000000")
+            break
+    else:
+        diags.warn(f"leaf ASNs from {start} are not in a private range (RFC 6996)",
+                   ("addressing", "asn", "leaf_start"))

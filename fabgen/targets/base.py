@@ -1,0 +1,33 @@
+"""The Target protocol every renderer implements, and what it is given to render from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from fabgen.intent.models import Intent
+from fabgen.topology.model import Fabric
+
+Artifacts = dict[str, str]
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Everything a renderer may read. Renderers never mutate it and never touch the disk."""
+
+    intent: Intent
+    fabric: Fabric
+
+
+class Target(Protocol):
+    """One output family (cabling, report, sonic, ...): returns {relative path: text}."""
+
+    name: str
+    description: str
+
+    def applies(self, ctx: RenderContext) -> bool:
+        """Whether this target has anything to say about this fabric (e.g. RoCE-only)."""
+        ...
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        ...

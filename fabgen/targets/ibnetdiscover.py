@@ -1,0 +1,242 @@
+"""InfiniBand fabric as an ibnetdiscover-format topology, with the GUID plan ibsim and OpenSM use.
+
+The text is what `ibsim -s FILE` loads to simulate the planned cabling, so that the real OpenSM
+(ftree routing) can accept or refuse it before any hardware exists. Everything here is pure:
+no I/O, deterministic output for a given Fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fabgen.topology.model import Fabric, Host, Link, Role, Switch
+
+__all__ = [
+    "CA_GUID_BASE",
+    "MAX_LINE",
+    "MAX_SWITCH_PORTS",
+    "SWITCH_GUID_BASE",
+    "GuidPlan",
+    "ca_node_id",
+    "compute_node_guids",
+    "guid_plan",
+    "render_topology",
+    "root_guids",
+    "switch_node_id",
+]
+
+# 0x0002c9 is the Mellanox/NVIDIA OUI that real HCAs and switches carry, so the GUIDs look
+# familiar in OpenSM logs; switches and CAs get disjoint ranges so a GUID alone tells which is which.
+SWITCH_GUID_BASE = 0x0002_C901_0000_0000
+CA_GUID_BASE = 0x0002_C902_0000_0000
+# ibsim reserves nports + 1 GUIDs per CA (node GUID, then port N = node + N); a round stride
+# keeps every CA's range disjoint and its GUIDs readable in hex.
+_MIN_CA_STRIDE = 0x10
+
+# ibsim reads lines into a 256-byte buffer; a longer line would be split and misparsed.
+MAX_LINE = 254
+# Measured: 254 ports per switch reach SUBNET UP, 255 never does (ibsim.md).
+MAX_SWITCH_PORTS = 254
+
+# Debian 12's ibsim 0.10 and OpenSM 3.3.23 have no NDR/XDR speed codes; HDR is the fastest rate
+# both understand, and ftree only cares about the graph, not the rate.
+_SIM_RATE = "4xHDR"
+_GENERATION = {10: "SDR", 20: "DDR", 40: "QDR", 56: "FDR", 100: "EDR", 200: "HDR",
+               400: "NDR", 800: "XDR", 1600: "GDR"}
+_TOP_ROLE_ORDER: tuple[Role, ...] = ("core", "spine", "leaf")
+
+
+@dataclass(frozen=True, slots=True)
+class GuidPlan:
+    """Node and port GUIDs of every simulated IB node, in fabric order."""
+
+    switch_guids: dict[str, int]  # switch name -> node GUID (also its only port GUID)
+    ca_guids: dict[tuple[str, int], int]  # (host, nic) -> CA node GUID
+    ca_ports: dict[tuple[str, int], int]  # (host, nic) -> number of ports on that CA
+    port_guids: dict[tuple[str, int], int]  # (host, dev) -> CA port GUID
+
+
+def switch_node_id(guid: int) -> str:
+    """The node id ibnetdiscover prints for a switch ("S-" + 16 hex digits)."""
+    return f"S-{guid:016x}"
+
+
+def ca_node_id(guid: int) -> str:
+    """The node id ibnetdiscover prints for a channel adapter ("H-" + 16 hex digits)."""
+    return f"H-{guid:016x}"
+
+
+def _ca_stride(hosts: Iterable[Host]) -> int:
+    widest = max((hp.port + 1 for h in hosts for hp in h.ports), default=1)
+    stride = _MIN_CA_STRIDE
+    while stride <= widest:
+        stride *= 2
+    return stride
+
+
+def guid_plan(fabric: Fabric) -> GuidPlan:
+    """Deterministic GUIDs: position in the fabric's stable order decides every value."""
+    switch_guids = {sw.name: SWITCH_GUID_BASE + i for i, sw in enumerate(fabric.switches, 1)}
+    stride = _ca_stride(fabric.hosts)
+    ca_guids: dict[tuple[str, int], int] = {}
+    ca_ports: dict[tuple[str, int], int] = {}
+    port_guids: dict[tuple[str, int], int] = {}
+    ordinal = 0
+    for host in fabric.hosts:
+        for nic in sorted({hp.nic for hp in host.ports}):
+            ordinal += 1
+            node = CA_GUID_BASE + ordinal * stride
+            ca_guids[(host.name, nic)] = node
+            nic_ports = [hp for hp in host.ports if hp.nic == nic]
+            ca_ports[(host.name, nic)] = max(hp.port for hp in nic_ports) + 1
+            for hp in nic_ports:
+                port_guids[(host.name, hp.dev)] = node + hp.port + 1
+    return GuidPlan(switch_guids, ca_guids, ca_ports, port_guids)
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """One side of a cable as the peer's port line names it."""
+
+    node_id: str
+    port: int
+    desc: str
+    port_guid: int | None  # CA ends only: ibnetdiscover prints their port GUID
+
+
+def _check_name(name: str) -> str:
+    # A quote or '#' would end the description early, '=' would be read as a port option.
+    if any(c in name for c in '"#=\n'):
+        raise ValueError(f"device name {name!r} cannot be written to an ibnetdiscover file")
+    return name
+
+
+def _in_plane(plane: int | None, value: int) -> bool:
+    return plane is None or plane == value
+
+
+def _link_ends(
+    link: Link,
+    fabric: Fabric,
+    guids: GuidPlan,
+    hosts: dict[str, Host],
+) -> tuple[tuple[str, int, _End], tuple[str, int, _End]]:
+    """Both ends of a cable as (record key, local port, far end seen from that port)."""
+    z_sw = fabric.by_name.get(link.z_device) or _find_switch(fabric, link.z_device)
+    z_guid = guids.switch_guids[z_sw.name]
+    z_end = _End(switch_node_id(z_guid), link.z_port, z_sw.name, None)
+    if link.kind == "node-leaf":
+        host = hosts.get(link.a_device)
+        hp = next((p for p in host.ports if p.dev == link.a_port), None) if host else None
+        if host is None or hp is None:
+            raise ValueError(f"link {link.id}: no host port {link.a_device} dev {link.a_port}")
+        ca_guid = guids.ca_guids[(host.name, hp.nic)]
+        a_key = ca_node_id(ca_guid)
+        a_end = _End(a_key, hp.port + 1, f"{host.name} HCA-{hp.nic}",
+                     guids.port_guids[(host.name, hp.dev)])
+    else:
+        a_sw = fabric.by_name.get(link.a_device) or _find_switch(fabric, link.a_device)
+        a_key = switch_node_id(guids.switch_guids[a_sw.name])
+        a_end = _End(a_key, link.a_port, a_sw.name, None)
+    return (a_key, a_end.port, z_end), (z_end.node_id, link.z_port, a_end)
+
+
+def _find_switch(fabric: Fabric, name: str) -> Switch:
+    # by_name is optional (hand-built fabrics leave it empty), so fall back to a scan.
+    for sw in fabric.switches:
+        if sw.name == name:
+            return sw
+    raise ValueError(f"link names unknown switch {name!r}")
+
+
+def _port_line(local: int, far: _End, local_guid: int | None) -> str:
+    local_part = f"[{local}]" if local_guid is None else f"[{local}]({local_guid:x})"
+    far_guid = "" if far.port_guid is None else f"({far.port_guid:x})"
+    return f'{local_part}\t"{far.node_id}"[{far.port}]{far_guid}\t\t# "{far.desc}" lid 0 {_SIM_RATE}'
+
+
+def _speed_words(gbps: int) -> str:
+    gen = _GENERATION.get(gbps)
+    return f"{gbps} Gb/s ({gen})" if gen else f"{gbps} Gb/s"
+
+
+def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None) -> str:
+    """The fabric (or one plane of it: each IB plane is its own subnet) in ibnetdiscover format.
+
+    Every cable is declared on both ends, as ibsim refuses one-sided cables. Switch records come
+    first, then one CA record per NIC; a blank line ends every record because ibsim consumes the
+    first non-port line after a record.
+    """
+    if fabric.transport != "infiniband":
+        raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
+    switches = [sw for sw in fabric.switches if _in_plane(plane, sw.plane)]
+    hosts = {h.name: h for h in fabric.hosts}
+    links = [link for link in fabric.links if _in_plane(plane, link.plane)]
+
+    ports: dict[str, dict[int, _End]] = {}
+    for link in links:
+        for key, local, far in _link_ends(link, fabric, guids, hosts):
+            used = ports.setdefault(key, {})
+            if local in used:
+                raise ValueError(f"link {link.id}: port {local} of {key} is cabled twice")
+            used[local] = far
+
+    speeds = sorted({link.speed_gbps for link in links} or {fabric.speed_gbps})
+    scope = "" if plane is None else f", plane {plane}"
+    lines = [
+        f'# fabgen: InfiniBand fabric "{_check_name(fabric.name)}"{scope}, ibnetdiscover format',
+        "# Planned link speed: " + ", ".join(_speed_words(s) for s in speeds) + ".",
+        "# Simulated at 4x HDR on every link: Debian's ibsim 0.10 and OpenSM 3.3.23 know no",
+        "# NDR/XDR speed codes. This file proves the cabling and routing, not the link rate.",
+        "# Node ids are the node GUIDs; switchguid=/caguid= lines pin each GUID to the fabgen plan.",
+        "",
+    ]
+    for sw in switches:
+        if sw.radix > MAX_SWITCH_PORTS:
+            raise ValueError(f"switch {sw.name}: {sw.radix} ports, ibsim models at most "
+                             f"{MAX_SWITCH_PORTS}")
+        guid = guids.switch_guids[sw.name]
+        node_id = switch_node_id(guid)
+        cabled = ports.get(node_id, {})
+        if cabled and max(cabled) > sw.radix:
+            raise ValueError(f"switch {sw.name}: port {max(cabled)} beyond radix {sw.radix}")
+        lines.append(f"switchguid=0x{guid:016x}")
+        lines.append(f'Switch\t{sw.radix} "{node_id}"\t\t# "{_check_name(sw.name)}" '
+                     "enhanced port 0 lid 0 lmc 0")
+        lines.extend(_port_line(p, cabled[p], None) for p in sorted(cabled))
+        lines.append("")
+
+    for host in fabric.hosts:
+        for nic in sorted({hp.nic for hp in host.ports if _in_plane(plane, hp.plane)}):
+            guid = guids.ca_guids[(host.name, nic)]
+            node_id = ca_node_id(guid)
+            cabled = ports.get(node_id, {})
+            lines.append(f"caguid=0x{guid:016x}")
+            lines.append(f'Ca\t{guids.ca_ports[(host.name, nic)]} "{node_id}"\t\t'
+                         f'# "{_check_name(host.name)} HCA-{nic}"')
+            lines.extend(_port_line(p, cabled[p], guid + p) for p in sorted(cabled))
+            lines.append("")
+
+    too_long = next((line for line in lines if len(line) > MAX_LINE), None)
+    if too_long is not None:
+        raise ValueError(f"line longer than {MAX_LINE} characters: {too_long[:60]}...")
+    return "\n".join(lines)
+
+
+def root_guids(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None) -> list[int]:
+    """Node GUIDs of the top-tier switches, for OpenSM's root_guid_file (ftree roots)."""
+    switches = [sw for sw in fabric.switches if _in_plane(plane, sw.plane)]
+    present = {sw.role for sw in switches}
+    top = next((role for role in _TOP_ROLE_ORDER if role in present), None)
+    return [guids.switch_guids[sw.name] for sw in switches if sw.role == top]
+
+
+def compute_node_guids(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None) -> list[int]:
+    """Port GUIDs of the host ports, for cn_guid_file (ftree wants ports, not nodes)."""
+    return [
+        guids.port_guids[(host.name, hp.dev)]
+        for host in fabric.hosts
+        for hp in host.ports
+        if _in_plane(plane, hp.plane)
+    ]

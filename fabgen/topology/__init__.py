@@ -1,0 +1,1 @@
+"""Expand an intent into a Fabric: switches, hosts, cabling and addressing."""

@@ -1,0 +1,280 @@
+"""Lay out the fabric: switches, hosts and every cable, with names, ports and addresses.
+
+All counts come from `sizing.shape`; this module only places things. Port plan per switch:
+downlinks first (1..down), uplinks after them, consecutive uplinks to the same upper switch so a
+split cable or twin-port cage lands on one peer.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+
+from fabgen.intent.models import Intent
+from fabgen.intent.semantic import expand_device
+from fabgen.topology import sizing
+from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
+
+
+def _width(count: int) -> int:
+    return max(2, len(str(count)))
+
+
+class _Names:
+    """Switch names: role, plane (when more than one), unit/pod/group, rail, index."""
+
+    def __init__(self, shape: sizing.Shape, style: str) -> None:
+        self.shape = shape
+        self.style = style
+        self.plane_prefix = shape.planes > 1
+
+    def _p(self, plane: int) -> str:
+        return f"-p{plane + 1}" if self.plane_prefix else ""
+
+    def leaf(self, plane: int, unit: int, local: int) -> str:
+        s = self.shape
+        su = f"su{unit + 1}"
+        if self.style == "rail-optimized":
+            return f"leaf{self._p(plane)}-{su}-r{local}"
+        return f"leaf{self._p(plane)}-{su}-{local + 1:0{_width(s.leaves_per_unit)}d}"
+
+    def spine(self, plane: int, pod: int, index: int) -> str:
+        s = self.shape
+        pod_part = f"-pod{pod + 1}" if s.tiers == 3 else ""
+        return f"spine{self._p(plane)}{pod_part}-{index + 1:0{_width(s.spines_per_pod)}d}"
+
+    def core(self, plane: int, group: int, index: int) -> str:
+        s = self.shape
+        return (f"core{self._p(plane)}-g{group + 1:0{_width(s.core_groups)}d}"
+                f"-{index + 1:0{_width(s.cores_per_group)}d}")
+
+
+class _Pool:
+    """Hands out addresses of a prefix in order; raises when it runs dry (validated earlier)."""
+
+    def __init__(self, network: IPv4Network) -> None:
+        self.base = int(network.network_address)
+        self.size = network.num_addresses
+        self.next = 0
+
+    def p31(self) -> tuple[IPv4Interface, IPv4Interface]:
+        if self.next + 2 > self.size:
+            raise ValueError("address pool exhausted")
+        lo = self.base + self.next
+        self.next += 2
+        return IPv4Interface((lo, 31)), IPv4Interface((lo + 1, 31))
+
+    def host(self) -> IPv4Address:
+        self.next += 1
+        if self.next >= self.size:
+            raise ValueError("address pool exhausted")
+        return IPv4Address(self.base + self.next)
+
+
+def build(intent: Intent) -> Fabric:
+    """Expand a validated intent into the Fabric every renderer reads."""
+    shape = sizing.shape(intent)
+    topo = intent.topology
+    roce = intent.fabric.transport == "roce"
+    names = _Names(shape, topo.style)
+    node = intent.cluster.node
+    platforms = intent.platforms
+    plat: dict[Role, str] = {
+        "leaf": platforms.leaf if roce else "infiniband",
+        "spine": (platforms.spine or platforms.leaf) if roce else "infiniband",
+        "core": (platforms.core or platforms.spine or platforms.leaf) if roce else "infiniband",
+    }
+    loopbacks = _Pool(intent.addressing.loopbacks)
+    asn = intent.addressing.asn
+
+    switches: list[Switch] = []
+    leaf_names: dict[tuple[int, int, int], str] = {}  # (plane, unit, local) -> name
+    spine_names: dict[tuple[int, int, int], str] = {}  # (plane, pod, index)
+    core_names: dict[tuple[int, int, int], str] = {}  # (plane, group, index)
+    leaf_asn = asn.leaf_start
+
+    def add(name: str, role: Role, plane: int, group: int, index: int, rail: int | None,
+            kind: sizing.SwitchKind, down: int, up: int, sw_asn: int | None) -> None:
+        switches.append(Switch(
+            name=name, role=role, plane=plane, group=group, index=index, rail=rail,
+            model=kind.model, radix=kind.radix, speed_gbps=shape.speed_gbps,
+            breakout=kind.breakout, platform=plat[role], asn=sw_asn if roce else None,
+            loopback=loopbacks.host() if roce else None, down_ports=down, up_ports=up))
+
+    rail_opt = topo.style == "rail-optimized"
+    for plane in range(shape.planes):
+        for unit in range(shape.units):
+            for local in range(shape.leaves_per_unit):
+                name = names.leaf(plane, unit, local)
+                leaf_names[plane, unit, local] = name
+                add(name, "leaf", plane, unit, local, local if rail_opt else None, shape.leaf,
+                    shape.leaf_down, shape.leaf_up, leaf_asn)
+                leaf_asn += 1
+        for pod in range(shape.pods):
+            for index in range(shape.spines_per_pod):
+                name = names.spine(plane, pod, index)
+                spine_names[plane, pod, index] = name
+                add(name, "spine", plane, pod, index, None, shape.spine, shape.spine_down,
+                    shape.spine_up, asn.spine + (pod if shape.tiers == 3 else 0))
+        if shape.tiers == 3:
+            for group in range(shape.core_groups):
+                for index in range(shape.cores_per_group):
+                    name = names.core(plane, group, index)
+                    core_names[plane, group, index] = name
+                    assert shape.core is not None
+                    add(name, "core", plane, group, index, None, shape.core,
+                        shape.pods * shape.spine_core_links, 0, asn.core)
+
+    host_pool = _Pool(intent.addressing.hosts)
+    p2p_pool = _Pool(intent.addressing.p2p)
+    hosts: list[Host] = []
+    host_links: list[tuple[str, int, str, int, int, IPv4Interface | None,
+                           IPv4Interface | None]] = []
+    nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
+    dev_count = node.nics * node.nic_ports
+    gpus_per_numa = max(1, node.gpus // node.numa_nodes)
+    devices = _expand(intent.hosts.rdma_devices, dev_count, node.nic_ports, topo.planes)
+    netdevs = _expand(intent.hosts.netdevs, dev_count, node.nic_ports, topo.planes)
+    for i in range(shape.nodes):
+        unit, pos = divmod(i, shape.su_size)
+        name = intent.hosts.name.format(index=i + 1, su=unit + 1)
+        ports: list[HostPort] = []
+        plane_seen = [0] * shape.planes
+        for dev in range(dev_count):
+            nic, port = divmod(dev, node.nic_ports)
+            plane = port % topo.planes
+            rail = nic * (node.nic_ports // topo.planes) + port // topo.planes
+            k = plane_seen[plane]  # this node's k-th port on the plane
+            plane_seen[plane] += 1
+            if rail_opt:
+                leaf, leaf_port = leaf_names[plane, unit, rail], pos + 1
+            else:
+                local, slot = divmod(pos, nodes_per_leaf)
+                leaf = leaf_names[plane, unit, local]
+                leaf_port = slot * shape.ports_per_node + k + 1
+            gpu = nic * node.gpus // node.nics
+            leaf_end = host_end = None
+            if roce:
+                leaf_end, host_end = host_pool.p31()
+            ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
+                                  rdma_device=devices[dev], netdev=netdevs[dev], gpu=gpu,
+                                  numa=min(gpu // gpus_per_numa, node.numa_nodes - 1),
+                                  address=host_end))
+            host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
+        hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
+
+    links: list[Link] = []
+    total = len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
+    width = max(6, len(str(total)))
+    media = _media(intent, shape)
+
+    def cable(kind: str, a: str, ap: int, z: str, zp: int, plane: int,
+              a_addr: IPv4Interface | None = None, z_addr: IPv4Interface | None = None) -> None:
+        links.append(Link(id=f"c{len(links) + 1:0{width}d}", kind=kind,  # type: ignore[arg-type]
+                          a_device=a, a_port=ap, z_device=z, z_port=zp,
+                          speed_gbps=shape.speed_gbps, plane=plane, media=media[kind],
+                          a_address=a_addr, z_address=z_addr))
+
+    for host, dev, leaf, leaf_port, plane, host_end, leaf_end in host_links:
+        cable("node-leaf", host, dev, leaf, leaf_port, plane, host_end, leaf_end)
+
+    links_ls = shape.leaf_spine_links
+    for plane in range(shape.planes):
+        for unit in range(shape.units):
+            pod, unit_in_pod = divmod(unit, shape.units_per_pod)
+            for local in range(shape.leaves_per_unit):
+                leaf = leaf_names[plane, unit, local]
+                leaf_in_pod = unit_in_pod * shape.leaves_per_unit + local
+                for up in range(shape.leaf_up):
+                    index, k = divmod(up, links_ls)
+                    spine = spine_names[plane, pod, index]
+                    spine_port = leaf_in_pod * links_ls + k + 1
+                    a_addr = z_addr = None
+                    if roce:
+                        z_addr, a_addr = p2p_pool.p31()
+                    cable("leaf-spine", leaf, shape.leaf_down + up + 1, spine, spine_port, plane,
+                          a_addr, z_addr)
+        if shape.tiers == 3:
+            links_sc = shape.spine_core_links
+            for pod in range(shape.pods):
+                for index in range(shape.spines_per_pod):
+                    spine = spine_names[plane, pod, index]
+                    for up in range(shape.spine_up):
+                        core_index, k = divmod(up, links_sc)
+                        core = core_names[plane, index, core_index]
+                        a_addr = z_addr = None
+                        if roce:
+                            z_addr, a_addr = p2p_pool.p31()
+                        cable("spine-core", spine, shape.spine_down + up + 1, core,
+                              pod * links_sc + k + 1, plane, a_addr, z_addr)
+
+    fabric = Fabric(
+        name=intent.name,
+        transport=intent.fabric.transport,
+        speed_gbps=shape.speed_gbps,
+        tiers=shape.tiers,
+        planes=shape.planes,
+        rails=shape.rails if rail_opt else 0,
+        su_size=shape.su_size,
+        units=shape.units,
+        switches=tuple(switches),
+        hosts=tuple(hosts),
+        links=tuple(links),
+        tier_facts=_tier_facts(shape),
+        bisection_gbps=bisection_gbps(shape),
+        warnings=tuple(_warnings(intent, shape)),
+    )
+    fabric.by_name.update((s.name, s) for s in switches)
+    return fabric
+
+
+def _expand(value: str | list[str], count: int, nic_ports: int, planes: int) -> list[str]:
+    if isinstance(value, list):
+        return list(value)
+    return [expand_device(value, dev, nic_ports, planes) for dev in range(count)]
+
+
+def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
+    """Cable type per link kind, for the bill of materials."""
+    tech = "IB" if intent.fabric.transport == "infiniband" else "Ethernet"
+    gen = (intent.fabric.generation or "").upper()
+    rate = f"{shape.speed_gbps}G {gen + ' ' if gen else ''}{tech}"
+    return {
+        "node-leaf": f"{rate} fiber, NIC to leaf",
+        "leaf-spine": f"{rate} fiber, leaf to spine",
+        "spine-core": f"{rate} fiber, spine to core",
+    }
+
+
+def bisection_gbps(shape: sizing.Shape) -> int:
+    """Bandwidth across the worst half/half cut of a folded Clos: half of the narrowest tier."""
+    tiers = [shape.host_ports(), shape.leaf_uplinks()]
+    if shape.tiers == 3:
+        tiers.append(shape.spine_uplinks())
+    return shape.planes * min(tiers) * shape.speed_gbps // 2
+
+
+def _tier_facts(shape: sizing.Shape) -> tuple[TierFacts, ...]:
+    per_plane = shape.planes
+    facts = [TierFacts("leaf", shape.leaves * per_plane, shape.leaf.model, shape.leaf.radix,
+                       shape.leaf_down, shape.leaf_up, Fraction(shape.leaf_down, shape.leaf_up))]
+    spine_ratio = Fraction(shape.spine_down, shape.spine_up) if shape.spine_up else None
+    facts.append(TierFacts("spine", shape.spines * per_plane, shape.spine.model,
+                           shape.spine.radix, shape.spine_down, shape.spine_up, spine_ratio))
+    if shape.tiers == 3 and shape.core is not None:
+        facts.append(TierFacts("core", shape.cores * per_plane, shape.core.model,
+                               shape.core.radix, shape.pods * shape.spine_core_links, 0, None))
+    return tuple(facts)
+
+
+def _warnings(intent: Intent, shape: sizing.Shape) -> list[str]:
+    out: list[str] = []
+    installed_last = shape.nodes - (shape.units - 1) * shape.su_size
+    if installed_last < shape.su_size:
+        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes; "
+                   "its leaves and uplinks are built in full so it can grow without recabling")
+    if shape.tiers == 2 and shape.spines_per_pod < 4:
+        out.append(f"{shape.spines_per_pod} spine(s) per plane: one spine failure removes "
+                   f"{math.floor(100 / shape.spines_per_pod)}% of the leaf-spine bandwidth")
+    return out

@@ -1,0 +1,115 @@
+"""The expanded fabric: frozen facts computed once from the intent, read by every renderer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from ipaddress import IPv4Address, IPv4Interface
+from typing import Literal
+
+Role = Literal["leaf", "spine", "core"]
+LinkKind = Literal["node-leaf", "leaf-spine", "spine-core"]
+ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
+TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """One switch. Ports are logical (after breakout), numbered 1..radix."""
+
+    name: str
+    role: Role
+    plane: int  # 0-based fabric plane
+    group: int  # leaf: scalable unit; spine: pod (0 in a 2-tier fabric); core: core group
+    index: int  # index within (role, plane, group[, rail])
+    rail: int | None  # leaf of a rail-optimized fabric: the rail it serves
+    model: str  # catalog key, or "custom"
+    radix: int  # logical ports after breakout
+    speed_gbps: int  # logical port speed
+    breakout: int  # logical ports per native port (1 = none)
+    platform: str  # sonic | nvue | eos | infiniband
+    asn: int | None = None
+    loopback: IPv4Address | None = None
+    down_ports: int = 0  # ports reserved for the tier below (hosts for a leaf)
+    up_ports: int = 0  # ports reserved for the tier above
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """One compute-fabric port of a host: a NIC port cabled to a leaf."""
+
+    nic: int  # 0-based NIC index
+    port: int  # 0-based port on that NIC
+    dev: int  # nic * nic_ports + port
+    rail: int
+    plane: int
+    rdma_device: str
+    netdev: str
+    gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA)
+    numa: int
+    address: IPv4Interface | None = None  # RoCE: the host end of its /31
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: str
+    index: int  # 1-based
+    su: int  # 0-based scalable unit
+    ports: tuple[HostPort, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One cable. `a` is the lower tier end (host or lower switch), `z` the upper."""
+
+    id: str
+    kind: LinkKind
+    a_device: str
+    a_port: int  # switch: logical port 1..radix; host: dev index 0..n-1
+    z_device: str
+    z_port: int
+    speed_gbps: int
+    plane: int
+    media: str  # cable/transceiver type for the bill of materials
+    a_address: IPv4Interface | None = None  # RoCE /31 ends
+    z_address: IPv4Interface | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TierFacts:
+    """Per-tier numbers the report and plan print."""
+
+    role: Role
+    count: int
+    model: str
+    radix: int
+    down_ports: int
+    up_ports: int
+    oversubscription: Fraction | None  # achieved down:up bandwidth (None at the top tier)
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """The whole fabric. Tuples are in a stable, natural order (the order files are written in)."""
+
+    name: str
+    transport: Literal["roce", "infiniband"]
+    speed_gbps: int
+    tiers: int
+    planes: int
+    rails: int
+    su_size: int  # nodes per scalable unit
+    units: int  # scalable units built
+    switches: tuple[Switch, ...]
+    hosts: tuple[Host, ...]
+    links: tuple[Link, ...]
+    tier_facts: tuple[TierFacts, ...]
+    bisection_gbps: int
+    warnings: tuple[str, ...] = ()
+    by_name: dict[str, Switch] = field(default_factory=dict, compare=False, repr=False)
+
+    def switches_of(self, role: Role) -> tuple[Switch, ...]:
+        return tuple(s for s in self.switches if s.role == role)
+
+    def links_of(self, kind: LinkKind) -> tuple[Link, ...]:
+        return tuple(link for link in self.links if link.kind == kind)

@@ -1,0 +1,269 @@
+"""Folded-Clos arithmetic: how many switches per tier, port splits and links per switch pair.
+
+Pure numbers from the intent, no names or addresses: the validator uses them to say whether a
+cluster fits, the builder to lay out the cabling.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fabgen import catalog
+from fabgen.intent.models import IB_GENERATION_SPEED, Intent, SwitchSpec
+from fabgen.intent.units import format_ratio
+
+
+class SizingError(ValueError):
+    """The cluster does not fit; `loc` is the intent field to change, `hint` what would fit."""
+
+    def __init__(self, message: str, loc: tuple[str | int, ...], hint: str | None = None):
+        super().__init__(message)
+        self.loc = loc
+        self.hint = hint
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchKind:
+    """A switch model resolved to the fabric's link speed."""
+
+    model: str  # catalog key or "custom"
+    name: str
+    radix: int  # logical ports at the link speed
+    native_ports: int
+    native_speed_gbps: int
+    breakout: int  # logical ports per native port
+    cage: str
+    ports_per_cage: int
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Every count of one plane of the fabric (all planes are identical copies)."""
+
+    speed_gbps: int
+    tiers: int
+    planes: int
+    rails: int  # leaf rails per plane (rail-optimized), or leaves per SU (rail-unaware)
+    ports_per_node: int  # compute ports of one node on one plane
+    su_size: int  # nodes per scalable unit
+    units: int  # scalable units built (the last may be partly filled)
+    nodes: int
+    leaf: SwitchKind
+    spine: SwitchKind
+    core: SwitchKind | None
+    leaf_down: int  # host ports per leaf (capacity)
+    leaf_up: int
+    leaves_per_unit: int
+    units_per_pod: int  # all units in a 2-tier fabric
+    pods: int
+    spines_per_pod: int
+    leaf_spine_links: int  # parallel links per leaf-spine pair
+    spine_down: int
+    spine_up: int  # 0 in a 2-tier fabric
+    core_groups: int  # = spines_per_pod in a 3-tier fabric
+    cores_per_group: int
+    spine_core_links: int  # parallel links per spine-core pair
+
+    @property
+    def leaves(self) -> int:
+        return self.units * self.leaves_per_unit
+
+    @property
+    def spines(self) -> int:
+        return self.pods * self.spines_per_pod
+
+    @property
+    def cores(self) -> int:
+        return self.core_groups * self.cores_per_group if self.tiers == 3 else 0
+
+    @property
+    def leaves_per_pod(self) -> int:
+        return self.units_per_pod * self.leaves_per_unit
+
+    def host_ports(self) -> int:
+        return self.nodes * self.ports_per_node
+
+    def leaf_uplinks(self) -> int:
+        return self.leaves * self.leaf_up
+
+    def spine_uplinks(self) -> int:
+        return self.spines * self.spine_up
+
+
+def link_speed(intent: Intent) -> int:
+    """Speed of every compute link: the intent's, else the IB generation's, else the NIC's."""
+    if intent.fabric.speed is not None:
+        return intent.fabric.speed
+    if intent.fabric.generation is not None:
+        return IB_GENERATION_SPEED[intent.fabric.generation]
+    nic = catalog.nics().get(intent.cluster.node.nic)
+    return nic.speed_gbps if nic else 400
+
+
+def resolve_switch(spec: SwitchSpec, speed: int, loc: tuple[str | int, ...]) -> SwitchKind:
+    """Radix at the link speed: native ports, or a breakout that yields that speed."""
+    if spec.model is not None:
+        model = catalog.switches().get(spec.model)
+        if model is None:
+            raise SizingError(f"unknown switch model {spec.model!r}", (*loc, "model"))
+        native, nspeed, cage, per_cage = (model.ports, model.speed_gbps, model.cage,
+                                          model.ports_per_cage)
+        options = list(model.breakouts)
+        name, key = model.name, model.key
+    else:
+        assert spec.ports is not None and spec.speed is not None
+        native, nspeed, cage, per_cage = spec.ports, spec.speed, "custom", 1
+        options = []
+        name, key = f"custom {spec.ports}x{spec.speed}G", "custom"
+    if spec.breakout is not None:
+        chosen = [b for b in options if str(b) == spec.breakout.upper().replace("X", "x")]
+        if spec.model is None:
+            chosen = [catalog.Breakout.parse(spec.breakout)]
+        if not chosen:
+            raise SizingError(
+                f"{key} has no breakout {spec.breakout!r}", (*loc, "breakout"),
+                "available: " + (", ".join(map(str, options)) or "none"))
+        split = chosen[0]
+        if split.speed_gbps * split.count > nspeed:
+            raise SizingError(f"breakout {spec.breakout} exceeds the {nspeed}G native port",
+                              (*loc, "breakout"))
+        if split.speed_gbps != speed:
+            raise SizingError(
+                f"breakout {split} gives {split.speed_gbps}G ports but the fabric runs at "
+                f"{speed}G", (*loc, "breakout"))
+        return SwitchKind(key, name, native * split.count, native, nspeed, split.count, cage,
+                          per_cage)
+    if nspeed == speed:
+        return SwitchKind(key, name, native, native, nspeed, 1, cage, per_cage)
+    for split in options:
+        if split.speed_gbps == speed:
+            return SwitchKind(key, name, native * split.count, native, nspeed, split.count,
+                              cage, per_cage)
+    speeds = [f"{nspeed}G"] + [f"{b.speed_gbps}G ({b})" for b in options]
+    raise SizingError(
+        f"{key} has no {speed}G ports (it offers {', '.join(speeds)})", (*loc, "model"),
+        "set fabric.speed to one of those, or choose another switch")
+
+
+def split_ports(radix: int, down: int | None, ratio: Fraction) -> tuple[int, int]:
+    """Down/up ports of a switch: `down` fixed (or the most that fit), up = ceil(down / ratio)."""
+    if down is None:
+        down = radix
+        while down > 0 and down + math.ceil(down / ratio) > radix:
+            down -= 1
+    return down, math.ceil(Fraction(down) / ratio)
+
+
+def _upper_count(lower: int, lower_up: int, upper_down: int,
+                 at_least: int = 1) -> tuple[int, int] | None:
+    """Fewest upper switches N with N | lower_up (equal links per pair) and lower*links fits.
+
+    Symmetry comes first: ECMP and adaptive routing assume every lower switch has the same
+    number of links to every upper switch, so N may be larger than a plain division.
+    """
+    for n in range(1, lower_up + 1):
+        if lower_up % n or n < min(at_least, lower_up):
+            continue
+        links = lower_up // n
+        if lower * links <= upper_down:
+            return n, links
+    return None
+
+
+def shape(intent: Intent) -> Shape:
+    """Size the fabric, or raise SizingError saying what does not fit and what would."""
+    topo = intent.topology
+    node = intent.cluster.node
+    speed = link_speed(intent)
+    leaf = resolve_switch(topo.leaf, speed, ("topology", "leaf"))
+    spine = resolve_switch(topo.spine or topo.leaf, speed,
+                           ("topology", "spine" if topo.spine else "leaf"))
+    core_spec = topo.core or topo.spine or topo.leaf
+    core_loc = "core" if topo.core else ("spine" if topo.spine else "leaf")
+    core = resolve_switch(core_spec, speed, ("topology", core_loc))
+
+    ports_per_node = node.nics * node.nic_ports // topo.planes
+    nodes = intent.cluster.nodes
+    ratio_leaf, ratio_spine = topo.oversubscription.leaf, topo.oversubscription.spine
+
+    # Leaf capacity in host ports at the requested oversubscription.
+    max_down, _ = split_ports(leaf.radix, None, ratio_leaf)
+    if topo.style == "rail-optimized":
+        rails = ports_per_node
+        su_cap = max_down  # one port per node per rail leaf
+        su = topo.scalable_unit or min(su_cap, nodes)
+        if su > su_cap:
+            raise SizingError(
+                f"a scalable unit of {su} nodes needs {su} host ports per rail leaf, but a "
+                f"{leaf.model} leaf at {format_ratio(ratio_leaf)} has {max_down}",
+                ("topology", "scalable_unit"), f"use at most {su_cap} nodes per unit")
+        leaves_per_unit = rails
+        leaf_down = su
+    else:
+        # Classic fat-tree: a unit is `ports_per_node` leaves filled node by node (each node's
+        # ports on one leaf, like a top-of-rack), the same switch count as a rail-optimized unit.
+        if ports_per_node > max_down:
+            raise SizingError(
+                f"a node has {ports_per_node} ports per plane but a leaf has only {max_down} "
+                "host ports", ("topology", "leaf"))
+        nodes_per_leaf = max_down // ports_per_node
+        default_su = nodes_per_leaf * ports_per_node
+        su = topo.scalable_unit or min(default_su, max(nodes, 1))
+        leaves_per_unit = math.ceil(su / nodes_per_leaf)
+        su = min(su, leaves_per_unit * nodes_per_leaf)
+        rails = leaves_per_unit
+        leaf_down = min(nodes_per_leaf, su) * ports_per_node
+    leaf_down, leaf_up = split_ports(leaf.radix, leaf_down, ratio_leaf)
+    units = math.ceil(nodes / su)
+    # Two tiers: every leaf of a plane reaches every spine.
+    two = _upper_count(units * leaves_per_unit, leaf_up, spine.radix, topo.min_spines)
+    if topo.tiers == 2 or (topo.tiers == "auto" and two is not None):
+        if two is None:
+            max_units = max(1, spine.radix // leaves_per_unit)
+            raise SizingError(
+                f"{nodes} nodes need {units} scalable units ({units * leaves_per_unit} leaves "
+                f"per plane), but a 2-tier fabric of {spine.model} spines ({spine.radix} ports) "
+                f"reaches at most {spine.radix} leaves with equal links to every spine",
+                ("topology", "tiers"),
+                f"2 tiers fit up to {max_units * su} nodes; use tiers: 3 or auto, or a "
+                "larger-radix spine")
+        spines, links = two
+        return Shape(speed, 2, topo.planes, rails, ports_per_node, su, units, nodes, leaf,
+                     spine, None, leaf_down, leaf_up, leaves_per_unit, units, 1, spines, links,
+                     units * leaves_per_unit * links, 0, 0, 0, 0)
+
+    # Three tiers: pods of units under their own spines; spine j of every pod to core group j.
+    spine_down, spine_up = split_ports(spine.radix, None, ratio_spine)
+    # A full pod has one link from each of its leaves to each of `leaf_up` pod spines.
+    units_per_pod = spine_down // leaves_per_unit
+    if units_per_pod < 1:
+        raise SizingError(
+            f"a {spine.model} spine has {spine_down} downlinks, fewer than the "
+            f"{leaves_per_unit} leaves of one scalable unit need",
+            ("topology", "spine"), "use a larger-radix spine or smaller units")
+    pod = _upper_count(units_per_pod * leaves_per_unit, leaf_up, spine_down)
+    assert pod is not None
+    spines_per_pod, links = pod
+    pods = math.ceil(units / units_per_pod)
+    if pods == 1 and units < units_per_pod:
+        units_per_pod = units
+        pod = _upper_count(units * leaves_per_unit, leaf_up, spine_down, topo.min_spines)
+        assert pod is not None
+        spines_per_pod, links = pod
+    spine_down = units_per_pod * leaves_per_unit * links
+    spine_down, spine_up = split_ports(spine.radix, spine_down, ratio_spine)
+    cores = _upper_count(pods, spine_up, core.radix)
+    if cores is None:
+        max_pods = core.radix
+        raise SizingError(
+            f"{nodes} nodes need {pods} pods, but {core.model} core switches ({core.radix} "
+            f"ports) reach at most {max_pods} pods with equal links to every pod",
+            ("cluster", "nodes"),
+            f"3 tiers of these switches fit up to {max_pods * units_per_pod * su} nodes; "
+            "use larger-radix switches or more planes")
+    cores_per_group, core_links = cores
+    return Shape(speed, 3, topo.planes, rails, ports_per_node, su, units, nodes, leaf, spine,
+                 core, leaf_down, leaf_up, leaves_per_unit, units_per_pod, pods, spines_per_pod,
+                 links, spine_down, spine_up, spines_per_pod, cores_per_group, core_links)
