@@ -116,12 +116,13 @@ def read_source(path: Path) -> IntentSource:
         tree = yaml.load(text)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
-        first = exc.context_mark
         key = _duplicate_key(exc)
-        raise FabgenError.single(
-            f"duplicate key {key!r} (first defined at line {first.line + 1})" if first and key
-            else "duplicate key", name,
-            mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
+        first = _first_line(text, key, mark.line, mark.column) if key and mark else None
+        message = f"duplicate key {key!r}" if key else "duplicate key"
+        if first:
+            message += f" (first defined at line {first})"
+        raise FabgenError.single(message, name, mark.line + 1 if mark else None,
+                                 mark.column + 1 if mark else None) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = (exc.problem or exc.context or "invalid YAML").strip()
@@ -135,9 +136,23 @@ def read_source(path: Path) -> IntentSource:
                                  "cluster and topology", name, 1, 1)
     if not isinstance(tree, CommentedMap):
         raise FabgenError.single(
-            f"the top level must be a mapping of keys (name, fabric, ...), got a "
-            f"{type(tree).__name__.replace('Commented', '').lower()}", name, 1, 1)
+            "the top level must be a mapping of keys (name, fabric, ...), got "
+            f"{'a list' if isinstance(tree, list) else repr(tree)}", name, 1, 1)
     return IntentSource(name, text, hashlib.sha256(raw).hexdigest(), tree)
+
+
+def _first_line(text: str, key: str, dup_line: int, col: int) -> int | None:
+    """The line of the first `key:` at the duplicate's indentation, above the duplicate."""
+    lines = text.splitlines()
+    for i in range(dup_line - 1, -1, -1):
+        line = lines[i]
+        indent = len(line) - len(line.lstrip(" "))
+        if indent < col and line.strip() and not line.lstrip().startswith(("#", "-")):
+            break  # left the enclosing mapping
+        if indent == col and line[col:].split(":", 1)[0].strip("'\" ") == key:
+            first = i + 1
+            return first
+    return None
 
 
 def _duplicate_key(exc: DuplicateKeyError) -> str | None:

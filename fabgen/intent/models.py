@@ -153,9 +153,9 @@ def _oversub(value: object) -> object:
 
 
 class Oversubscription(StrictModel):
-    leaf: Ratio = Fraction(1)
+    leaf: Ratio = Field("1:1", validate_default=True)
     """Leaf downlink:uplink bandwidth, e.g. `1:1`, `2:1`, `8:7`."""
-    spine: Ratio = Fraction(1)
+    spine: Ratio = Field("1:1", validate_default=True)
     """Spine downlink:uplink bandwidth in a 3-tier fabric."""
 
 
@@ -168,7 +168,7 @@ class ExtraFabricSpec(StrictModel):
     """Port speed of those NICs."""
     leaf: SwitchSpec
     spine: SwitchSpec | None = None
-    oversubscription: Ratio = Fraction(1)
+    oversubscription: Ratio = Field("1:1", validate_default=True)
 
 
 class TopologySpec(StrictModel):

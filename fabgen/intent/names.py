@@ -15,7 +15,8 @@ RDMA_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 # Free text that reaches a config (descriptions): printable, no quotes, no CLI/shell specials.
 SAFE_TEXT = re.compile(r"^[A-Za-z0-9 ._:/,+()#@=-]{0,200}$")
 
-UNSAFE_HINT = "use letters, digits, '.', '_' and '-' only (no spaces, quotes, ';', '$' or backticks)"
+UNSAFE_HINT = ("use letters, digits, '.', '_' and '-' only "
+               "(no spaces, quotes, ';', '$' or backticks)")
 
 
 def check_name(value: str, what: str = "name") -> str:

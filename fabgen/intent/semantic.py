@@ -20,6 +20,10 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _qos(intent, diags)
     _hosts(intent, diags)
     if not diags.errors:
+        from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
+
+        qos.check(intent, diags)
+    if not diags.errors:
         _fit(intent, diags)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from fabgen.intent.models import Intent
+from fabgen.qos import QosPlan
 from fabgen.topology.model import Fabric
 
 Artifacts = dict[str, str]
@@ -17,6 +18,7 @@ class RenderContext:
 
     intent: Intent
     fabric: Fabric
+    qos: QosPlan | None = None  # RoCE fabrics only
 
 
 class Target(Protocol):

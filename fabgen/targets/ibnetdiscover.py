@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 # 0x0002c9 is the Mellanox/NVIDIA OUI that real HCAs and switches carry, so the GUIDs look
-# familiar in OpenSM logs; switches and CAs get disjoint ranges so a GUID alone tells which is which.
+# familiar in OpenSM logs; switches and CAs get disjoint ranges so a GUID alone says which it is.
 SWITCH_GUID_BASE = 0x0002_C901_0000_0000
 CA_GUID_BASE = 0x0002_C902_0000_0000
 # ibsim reserves nports + 1 GUIDs per CA (node GUID, then port N = node + N); a round stride
@@ -112,6 +112,11 @@ def _check_name(name: str) -> str:
     return name
 
 
+def _one_line(text: str) -> str:
+    # Only a comment carries the fabric name; a newline is all that could break out of it.
+    return " ".join(text.splitlines())
+
+
 def _in_plane(plane: int | None, value: int) -> bool:
     return plane is None or plane == value
 
@@ -153,7 +158,10 @@ def _find_switch(fabric: Fabric, name: str) -> Switch:
 def _port_line(local: int, far: _End, local_guid: int | None) -> str:
     local_part = f"[{local}]" if local_guid is None else f"[{local}]({local_guid:x})"
     far_guid = "" if far.port_guid is None else f"({far.port_guid:x})"
-    return f'{local_part}\t"{far.node_id}"[{far.port}]{far_guid}\t\t# "{far.desc}" lid 0 {_SIM_RATE}'
+    # "lid 0 4xHDR" is how ibnetdiscover ends a port line; ibsim takes the port's enabled width
+    # and speed from it (lid 0: OpenSM assigns the real LIDs).
+    far_part = f'"{far.node_id}"[{far.port}]{far_guid}'
+    return f'{local_part}\t{far_part}\t\t# "{far.desc}" lid 0 {_SIM_RATE}'
 
 
 def _speed_words(gbps: int) -> str:
@@ -185,11 +193,11 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
     speeds = sorted({link.speed_gbps for link in links} or {fabric.speed_gbps})
     scope = "" if plane is None else f", plane {plane}"
     lines = [
-        f'# fabgen: InfiniBand fabric "{_check_name(fabric.name)}"{scope}, ibnetdiscover format',
+        f'# fabgen: InfiniBand fabric "{_one_line(fabric.name)}"{scope}, ibnetdiscover format',
         "# Planned link speed: " + ", ".join(_speed_words(s) for s in speeds) + ".",
         "# Simulated at 4x HDR on every link: Debian's ibsim 0.10 and OpenSM 3.3.23 know no",
         "# NDR/XDR speed codes. This file proves the cabling and routing, not the link rate.",
-        "# Node ids are the node GUIDs; switchguid=/caguid= lines pin each GUID to the fabgen plan.",
+        "# Node ids are node GUIDs; switchguid=/caguid= lines pin each GUID to the fabgen plan.",
         "",
     ]
     for sw in switches:

@@ -1,0 +1,89 @@
+"""Port naming: the interface name each platform gives a logical switch port or a host port.
+
+A logical port is what the topology numbers 1..radix after breakout; `breakout` is the number of
+logical ports per native cage port (Switch.breakout). Each platform names a split port after the
+first electrical lane it uses, so the name depends on how many lanes a native port carries.
+"""
+
+from __future__ import annotations
+
+from fabgen import catalog
+from fabgen.topology.model import HostPort, Switch
+
+__all__ = [
+    "DEFAULT_LANES",
+    "PLATFORMS",
+    "cage_of",
+    "host_port_name",
+    "native_lanes",
+    "port_name",
+    "switch_port_name",
+]
+
+PLATFORMS = ("sonic", "eos", "nvue", "infiniband")
+# OSFP and QSFP-DD carry 8 electrical lanes per native port (400G/800G generations).
+DEFAULT_LANES = 8
+# 4-lane cages; a SONiC platform names their ports Ethernet0, Ethernet4, ... (one per 4 lanes).
+_FOUR_LANE_CAGES = ("QSFP28", "QSFP56", "QSFP+")
+
+
+def native_lanes(model: str) -> int:
+    """Electrical lanes of one native port of a catalog switch (8 unless it is a 4-lane QSFP)."""
+    known = catalog.switches().get(model)
+    if known is not None and known.cage.startswith(_FOUR_LANE_CAGES):
+        return 4
+    return DEFAULT_LANES
+
+
+def _split(port: int, breakout: int, lanes: int) -> tuple[int, int, int]:
+    """(native port 1-based, sub-port k 0-based, lanes per sub-port) of a logical port."""
+    if port < 1:
+        raise ValueError(f"logical ports are numbered from 1, got {port}")
+    if breakout < 1 or lanes % breakout:
+        raise ValueError(f"a {lanes}-lane port cannot be split {breakout} ways")
+    native, k = divmod(port - 1, breakout)
+    return native + 1, k, lanes // breakout
+
+
+def port_name(platform: str, port: int, breakout: int = 1, *, lanes: int = DEFAULT_LANES) -> str:
+    """Interface name of logical switch port `port` (1..radix) on `platform`.
+
+    sonic: `Ethernet<N>` with N the first lane of the port, as SONiC's port_config.ini /
+    platform.json name them (N = (native-1)*lanes + k*lanes/breakout: 2x on 8 lanes gives
+    Ethernet0, Ethernet4; unsplit gives Ethernet0, Ethernet8).
+    eos: `Ethernet<native>/<first lane>` (EOS interface naming: an unsplit OSFP is Ethernet1/1,
+    2x400G on an 8-lane OSFP is Ethernet1/1 and Ethernet1/5).
+    nvue: `swp<native>`, split ports `swp<native>s<k>` with k from 0 (Cumulus Linux swp naming).
+    infiniband: the port number itself, which is what ibnetdiscover and OpenSM print.
+    """
+    native, k, width = _split(port, breakout, lanes)
+    if platform == "sonic":
+        return f"Ethernet{(native - 1) * lanes + k * width}"
+    if platform == "eos":
+        return f"Ethernet{native}/{1 + k * width}"
+    if platform == "nvue":
+        return f"swp{native}" if breakout == 1 else f"swp{native}s{k}"
+    if platform == "infiniband":
+        return str(port)
+    raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+
+
+def switch_port_name(switch: Switch, port: int) -> str:
+    """Interface name of a logical port of `switch`, using its platform, breakout and cage."""
+    return port_name(switch.platform, port, switch.breakout, lanes=native_lanes(switch.model))
+
+
+def host_port_name(host_port: HostPort) -> str:
+    """A host port is known by its RDMA device (mlx5_0), on InfiniBand and RoCE alike."""
+    return host_port.rdma_device
+
+
+def cage_of(switch: Switch, port: int) -> int:
+    """0-based physical cage of a logical port: one cage holds ports_per_cage x breakout ports.
+
+    A twin-port OSFP (QM9700) carries two native ports, a split native port several logical
+    ones; the bill of materials needs one transceiver per cage, not per port.
+    """
+    known = catalog.switches().get(switch.model)
+    per_cage = known.ports_per_cage if known is not None else 1
+    return (port - 1) // (per_cage * switch.breakout)

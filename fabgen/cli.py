@@ -1,0 +1,243 @@
+"""The `fabgen` command: parse arguments, call the pipeline, print, return an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from fabgen import __version__
+from fabgen.errors import Diagnostic, FabgenError
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_INTENT = REPO / "inventories" / "roce-256-sonic.yaml"
+
+EPILOG = """\
+examples:
+  fabgen validate inventories/*.yaml          check intents (exit 1 on any error)
+  fabgen render                               render the default example to out/<name>/
+  fabgen render pod-a.yaml -o configs/pod-a   render an intent into a directory
+  fabgen render pod-a.yaml -o configs/pod-a --check
+                                              exit 1 if configs/pod-a differs (CI gate)
+  fabgen plan pod-a.yaml --json               switch/cable counts, bisection, as JSON
+  fabgen schema > fabgen-intent.schema.json   JSON Schema for editors
+
+exit codes: 0 ok, 1 invalid input or failed check, 2 usage error
+"""
+
+
+class Console:
+    """stderr/stdout with colour only on a terminal (and never with NO_COLOR)."""
+
+    def __init__(self, quiet: bool = False, color: bool | None = None) -> None:
+        self.quiet = quiet
+        if color is None:
+            color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+        self.color = color
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def diagnostic(self, diag: Diagnostic) -> None:
+        code = "33" if diag.severity == "warning" else "31"
+        print(self._paint(diag.render(), code), file=sys.stderr)
+
+    def info(self, text: str, stream: TextIO | None = None) -> None:
+        if not self.quiet:
+            print(text, file=stream or sys.stdout)
+
+    def error(self, text: str) -> None:
+        print(self._paint(f"error: {text}", "31"), file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fabgen",
+        description="Generate every config of a GPU-cluster fabric (cabling, switch QoS, NIC "
+                    "scripts, NCCL env, subnet manager, report) from one intent file.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"fabgen {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    parser.add_argument("--no-color", action="store_true", help="never colour output")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--strict", action="store_true",
+                       help="treat warnings (dangerous but legal choices) as errors")
+        p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    p = sub.add_parser("validate", help="check intent files", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Validate intents: every error of each file with "
+                                   "file:line:col, then warnings.")
+    p.add_argument("intents", nargs="+", metavar="INTENT")
+    common(p)
+
+    p = sub.add_parser("render", help="render all artifacts of an intent", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Render every artifact into a directory, atomically. "
+                                   "With --check, compare instead of writing.")
+    p.add_argument("intent", nargs="?", metavar="INTENT",
+                   help=f"intent YAML (default: {DEFAULT_INTENT.relative_to(REPO)})")
+    p.add_argument("-o", "--output", metavar="DIR", help="output directory (default: out/NAME)")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if DIR differs from a fresh render")
+    common(p)
+
+    p = sub.add_parser("plan", help="print switch/cable counts without writing files",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("intent", metavar="INTENT")
+    common(p)
+
+    sub.add_parser("schema", help="print the intent's JSON Schema")
+    return parser
+
+
+def _warnings(console: Console, diags: Sequence[Diagnostic]) -> None:
+    for diag in diags:
+        console.diagnostic(diag)
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.intent import load
+
+    results: list[dict[str, Any]] = []
+    status = EXIT_OK
+    for path in args.intents:
+        try:
+            loaded = load(path, strict=args.strict)
+        except FabgenError as exc:
+            status = EXIT_INVALID
+            results.append({"file": path, "valid": False,
+                            "errors": [d.render() for d in exc.diagnostics]})
+            if not args.json:
+                _warnings(console, exc.diagnostics)
+            continue
+        results.append({"file": path, "valid": True,
+                        "warnings": [d.render() for d in loaded.warnings]})
+        if not args.json:
+            _warnings(console, loaded.warnings)
+            console.info(f"{path}: ok")
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return status
+
+
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from fabgen import output
+    from fabgen.intent import load
+    from fabgen.render import render
+
+    intent_path = Path(args.intent) if args.intent else DEFAULT_INTENT
+    loaded = load(intent_path, strict=args.strict)
+    if not args.json:
+        _warnings(console, loaded.warnings)
+    files = render(loaded)
+    dest = Path(args.output) if args.output else Path("out") / loaded.intent.name
+    if args.check:
+        result = output.check(dest, files)
+        if args.json:
+            print(json.dumps({"output": str(dest), "ok": result.ok, "changed": result.changed,
+                              "missing": result.missing, "extra": result.extra}, indent=2))
+        else:
+            for label, paths in (("differs", result.changed), ("missing", result.missing),
+                                 ("not rendered", result.extra)):
+                for path in paths:
+                    print(f"{dest / path}: {label}", file=sys.stderr)
+            if result.ok:
+                console.info(f"{dest}: up to date ({len(files)} files)")
+            else:
+                n = len(result.changed) + len(result.missing) + len(result.extra)
+                console.error(f"{dest}: {n} file(s) differ from a fresh render of {intent_path}")
+        return EXIT_OK if result.ok else EXIT_INVALID
+    output.write(dest, files)
+    if args.json:
+        print(json.dumps({"output": str(dest), "files": len(files),
+                          "warnings": [d.render() for d in loaded.warnings]}, indent=2))
+    else:
+        console.info(f"wrote {len(files)} files to {dest}")
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.intent import load
+    from fabgen.topology.build import build
+    from fabgen.topology.summary import summarize
+
+    loaded = load(args.intent, strict=args.strict)
+    summary = summarize(build(loaded.intent), loaded.intent)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return EXIT_OK
+    _warnings(console, loaded.warnings)
+    console.info(format_plan(summary))
+    return EXIT_OK
+
+
+def format_plan(summary: dict[str, Any]) -> str:
+    sw, cables = summary["switches"], summary["cables"]
+    lines = [
+        f"{summary['name']}: {summary['nodes']} nodes, {summary['gpus']} GPUs, "
+        f"{summary['transport']} {summary['speed_gbps']}G, {summary['tiers']} tiers, "
+        f"{summary['planes']} plane(s)",
+        "switches:      " + ", ".join(f"{k} {v}" for k, v in sw.items() if v),
+        "cables:        " + ", ".join(f"{k} {v}" for k, v in cables.items() if v),
+        "transceivers:  " + ", ".join(f"{k} {v}" for k, v in summary["transceivers"].items()),
+        "oversubscription: " + ", ".join(f"{k} {v}" for k, v in
+                                         summary["oversubscription"].items() if v),
+        f"bisection:     {summary['bisection_gbps'] / 1000:g} Tb/s",
+    ]
+    lines += [f"warning: {w}" for w in summary.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def cmd_schema(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
+    "validate": cmd_validate,
+    "render": cmd_render,
+    "plan": cmd_plan,
+    "schema": cmd_schema,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    console = Console(quiet=getattr(args, "quiet", False),
+                      color=False if args.no_color else None)
+    try:
+        return COMMANDS[args.command](args, console)
+    except FabgenError as exc:
+        for diag in exc.diagnostics:
+            console.diagnostic(diag)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return 130
+    except Exception as exc:
+        from fabgen.output import OutputError
+
+        if args.debug:
+            traceback.print_exc()
+        if isinstance(exc, OutputError | OSError):
+            console.error(str(exc))
+            return EXIT_INVALID
+        console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
+                      "and report it)")
+        return 3

@@ -1,0 +1,169 @@
+"""The QosPlan: one resolved RoCE QoS plan that every switch, NIC and NCCL file is printed from.
+
+DSCP -> switch priority (= 802.1p = traffic class) -> egress queue and ingress priority group.
+Only the RDMA priority is lossless (PFC); CNP rides a strict-priority queue; everything the intent
+does not name lands on priority 0, so no stray DSCP (24-31 on a NIC's default map) turns lossless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fabgen.errors import Diagnostics
+from fabgen.intent.models import Intent
+from fabgen.topology import sizing
+
+ECT0 = 0b10  # ECN-capable transport (0) codepoint in the ToS byte's two low bits
+DEFAULT_PRIORITY = 0
+Scheduling = Literal["strict", "dwrr"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficClass:
+    name: str  # rdma | cnp | <extra class> | default
+    dscp: tuple[int, ...]  # DSCPs classified into this class (default: all unnamed ones)
+    priority: int  # switch priority = PCP = traffic class
+    queue: int  # egress queue
+    pg: int  # ingress priority group (headroom is reserved for lossless PGs only)
+    lossless: bool  # PFC on this priority
+    scheduling: Scheduling
+    weight: int | None  # DWRR weight (None for strict)
+    ecn: bool  # WRED/ECN marking on this queue
+
+    @property
+    def tos(self) -> int:
+        """The ToS byte a host sets for this class: DSCP << 2 | ECN bits."""
+        return self.dscp[0] << 2 | (ECT0 if self.ecn else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class EcnProfile:
+    min_bytes: int
+    max_bytes: int
+    probability: int  # percent at max
+
+
+@dataclass(frozen=True, slots=True)
+class PfcWatchdog:
+    enabled: bool
+    detection_ms: int
+    restoration_ms: int
+    poll_ms: int
+    action: Literal["drop", "forward", "alert"]
+
+
+@dataclass(frozen=True, slots=True)
+class QosPlan:
+    """Everything a renderer needs; renderers read numbers from here and invent none."""
+
+    classes: tuple[TrafficClass, ...]  # rdma, cnp, extras (intent order), default
+    dscp_to_priority: tuple[int, ...]  # index = DSCP 0..63
+    pfc_priorities: tuple[int, ...]
+    ecn: EcnProfile | None
+    watchdog: PfcWatchdog
+    mtu: int  # switch ports
+    host_mtu: int  # NIC netdevs
+    cable_length_m: int
+    speed_gbps: int
+
+    def cls(self, name: str) -> TrafficClass:
+        return next(c for c in self.classes if c.name == name)
+
+    @property
+    def rdma(self) -> TrafficClass:
+        return self.cls("rdma")
+
+    @property
+    def cnp(self) -> TrafficClass:
+        return self.cls("cnp")
+
+    @property
+    def priority_to_pg(self) -> tuple[int, ...]:
+        """Lossless priorities get their own PG; the rest share PG 0."""
+        return tuple(p if p in self.pfc_priorities else 0 for p in range(8))
+
+    @property
+    def pfc_vector(self) -> tuple[int, ...]:
+        """PFC enable per priority 0..7, as mlnx_qos --pfc takes it."""
+        return tuple(1 if p in self.pfc_priorities else 0 for p in range(8))
+
+
+def plan(intent: Intent) -> QosPlan:
+    """Resolve the intent's qos section into the plan (RoCE; IB fabrics get none)."""
+    q = intent.qos
+    ecn = EcnProfile(q.ecn.min, q.ecn.max, q.ecn.probability) if q.ecn.enabled else None
+    rdma = TrafficClass("rdma", (q.rdma.dscp,), q.rdma.priority, q.rdma.priority,
+                        q.rdma.priority, True, "dwrr", q.scheduler.rdma_weight, ecn is not None)
+    cnp = TrafficClass("cnp", (q.cnp.dscp,), q.cnp.priority, q.cnp.priority, DEFAULT_PRIORITY,
+                       False, "strict", None, False)
+    extras = [TrafficClass(c.name, tuple(c.dscp), c.priority, c.priority, DEFAULT_PRIORITY,
+                           False, "dwrr", c.weight, False) for c in q.classes]
+    mapping = [DEFAULT_PRIORITY] * 64
+    named: set[int] = set()
+    for cls in (rdma, cnp, *extras):
+        for dscp in cls.dscp:
+            mapping[dscp] = cls.priority
+            named.add(dscp)
+    default = TrafficClass("default", tuple(d for d in range(64) if d not in named),
+                           DEFAULT_PRIORITY, DEFAULT_PRIORITY, DEFAULT_PRIORITY, False, "dwrr",
+                           q.scheduler.default_weight, False)
+    wd = q.pfc_watchdog
+    # Poll at most every 100 ms (Cumulus' floor and SONiC's usual value) and at least twice
+    # per detection window, so a storm is seen within the detection time.
+    poll = max(100, min(wd.detection_ms // 2, 1000))
+    return QosPlan(
+        classes=(rdma, cnp, *extras, default),
+        dscp_to_priority=tuple(mapping),
+        pfc_priorities=(q.rdma.priority,),
+        ecn=ecn,
+        watchdog=PfcWatchdog(wd.enabled, wd.detection_ms, wd.restoration_ms, poll, wd.action),
+        mtu=q.mtu,
+        host_mtu=q.host_mtu,
+        cable_length_m=q.cable_length_m,
+        speed_gbps=sizing.link_speed(intent),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a switch platform can express; the plan is checked against it before rendering."""
+
+    platform: str
+    max_mtu: int
+    pfc_watchdog_actions: tuple[str, ...]
+    min_watchdog_ms: int
+    commit_confirm: bool
+    source: str
+
+
+CAPABILITIES: dict[str, Capabilities] = {
+    # SONiC YANG sonic-port: mtu 1312..9216; pfcwd actions drop|forward|alert (sonic-utilities).
+    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, False,
+                          "sonic-port.yang, sonic-utilities pfcwd/main.py"),
+    # Cumulus Linux: MTU up to 9216; the PFC watchdog only drops (NVUE `qos pfc-watchdog`).
+    "nvue": Capabilities("nvue", 9216, ("drop",), 100, True,
+                         "Cumulus Linux 5.x user guide, RoCE and PFC watchdog pages"),
+    # EOS: routed-port MTU up to 9214; the PFC watchdog drops (or errdisables) a stuck queue.
+    "eos": Capabilities("eos", 9214, ("drop",), 100, True,
+                        "Arista EOS user manual, MTU and priority-flow-control watchdog"),
+}
+
+
+def check(intent: Intent, diags: Diagnostics) -> None:
+    """Cross-device rules: the plan must be expressible on every platform the fabric uses."""
+    if intent.fabric.transport != "roce":
+        return
+    p = intent.platforms
+    used = {p.leaf, p.spine or p.leaf, p.core or p.spine or p.leaf}
+    q = intent.qos
+    for name in sorted(used):
+        caps = CAPABILITIES[name]
+        if q.mtu > caps.max_mtu:
+            diags.error(f"MTU {q.mtu} is above what {name} supports ({caps.max_mtu}); the MTU "
+                        "must be the same on every hop", ("qos", "mtu"),
+                        f"set qos.mtu to {caps.max_mtu} or less ({caps.source})")
+        if q.pfc_watchdog.enabled and q.pfc_watchdog.action not in caps.pfc_watchdog_actions:
+            diags.error(f"{name} cannot take PFC watchdog action {q.pfc_watchdog.action!r}",
+                        ("qos", "pfc_watchdog", "action"),
+                        f"{name} supports: {', '.join(caps.pfc_watchdog_actions)}")

@@ -1,0 +1,478 @@
+"""Test helper: run a fabgen InfiniBand topology through the real ibsim + OpenSM, locally.
+
+ibsim simulates the fabric behind abstract unix sockets named after IBSIM_SOCKNAME; OpenSM and
+the diags reach it through LD_PRELOAD=libumad2sim.so. Each run gets its own socket name and temp
+dir, so tests can run in parallel (xdist) without talking to each other's simulator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from fabgen.targets.ibnetdiscover import (
+    GuidPlan,
+    compute_node_guids,
+    guid_plan,
+    render_topology,
+    root_guids,
+)
+from fabgen.topology.model import Fabric, Host, HostPort, Link, Switch
+
+TOOLS = ("ibsim", "opensm", "ibnetdiscover")
+REQUIRE_ENV = "FABGEN_REQUIRE_TOOLS"
+
+# The OpenSM log lines that carry ftree's verdict (ibsim.md, measured with OpenSM 3.3.23).
+FTREE_OK = "ftree tables configured on all switches"
+SUBNET_UP = "SUBNET UP"
+FELL_BACK = ("Fabric topology hasn't been identified as FatTree", "minhop tables configured")
+# ftree error codes are AB01..AB3x; other modules' codes (e.g. 3F.., 4A..) are not verdicts.
+_FTREE_ERR = re.compile(r"ERR (AB[0-9A-F]{2})")
+DEFAULT_PARTITIONS = "Default=0x7fff, ipoib : ALL=full ;\n"
+_HEADER = re.compile(r'^(Switch|Ca|Hca)\s+(\d+)\s+"([^"]+)"', re.MULTILINE)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def _multiarch() -> str:
+    try:
+        out = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], capture_output=True,
+                             text=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return f"{os.uname().machine}-linux-gnu"
+
+
+def umad2sim_path() -> Path | None:
+    """libumad2sim.so as installed by Debian's libumad2sim0 (dpkg -L), or None."""
+    try:
+        out = subprocess.run(["dpkg", "-L", "libumad2sim0"], capture_output=True, text=True,
+                             timeout=10)
+        for line in out.stdout.splitlines():
+            if line.endswith("/libumad2sim.so") and Path(line).is_file():
+                return Path(line)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    guess = Path("/usr/lib") / _multiarch() / "umad2sim" / "libumad2sim.so"
+    return guess if guess.is_file() else None
+
+
+def missing_tools() -> list[str]:
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if umad2sim_path() is None:
+        missing.append("libumad2sim.so")
+    return missing
+
+
+def require_tools() -> None:
+    """Skip the calling test when ibsim/OpenSM are absent; fail instead if they are required."""
+    missing = missing_tools()
+    if not missing:
+        return
+    msg = "missing: " + ", ".join(missing) + " (apt-get install ibsim-utils libumad2sim0 " \
+        "opensm infiniband-diags)"
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{REQUIRE_ENV}=1 but {msg}")
+    pytest.skip(msg)
+
+
+# --------------------------------------------------------------------------- fabrics
+
+
+def make_fat_tree(
+    leaves: int,
+    spines: int,
+    hosts_per_leaf: int,
+    links_per_pair: int = 1,
+    *,
+    name: str = "simft",
+    speed_gbps: int = 400,
+) -> Fabric:
+    """A hand-built 2-tier InfiniBand fat tree (one plane, one single-port NIC per host).
+
+    Leaf ports 1..hosts_per_leaf go down to hosts, the next ones up to the spines in spine order
+    (links_per_pair cables per leaf-spine pair); spine port = leaf index block.
+    """
+    up = spines * links_per_pair
+    leaf_radix = hosts_per_leaf + up
+    spine_radix = leaves * links_per_pair
+    switches: list[Switch] = []
+    for i in range(leaves):
+        switches.append(Switch(
+            name=f"leaf{i + 1:02d}", role="leaf", plane=0, group=0, index=i, rail=None,
+            model="custom", radix=leaf_radix, speed_gbps=speed_gbps, breakout=1,
+            platform="infiniband", down_ports=hosts_per_leaf, up_ports=up,
+        ))
+    for j in range(spines):
+        switches.append(Switch(
+            name=f"spine{j + 1:02d}", role="spine", plane=0, group=0, index=j, rail=None,
+            model="custom", radix=spine_radix, speed_gbps=speed_gbps, breakout=1,
+            platform="infiniband", down_ports=spine_radix,
+        ))
+    hosts: list[Host] = []
+    links: list[Link] = []
+    n = 0
+    for i in range(leaves):
+        for k in range(hosts_per_leaf):
+            n += 1
+            hname = f"node{n:03d}"
+            port = HostPort(nic=0, port=0, dev=0, rail=0, plane=0, rdma_device="mlx5_0",
+                            netdev="ib0", gpu=0, numa=0)
+            hosts.append(Host(name=hname, index=n, su=0, ports=(port,)))
+            links.append(Link(id=f"{hname}:0", kind="node-leaf", a_device=hname, a_port=0,
+                              z_device=f"leaf{i + 1:02d}", z_port=k + 1, speed_gbps=speed_gbps,
+                              plane=0, media="DAC"))
+    for i in range(leaves):
+        for j in range(spines):
+            for c in range(links_per_pair):
+                a_port = hosts_per_leaf + j * links_per_pair + c + 1
+                z_port = i * links_per_pair + c + 1
+                links.append(Link(id=f"leaf{i + 1:02d}:{a_port}", kind="leaf-spine",
+                                  a_device=f"leaf{i + 1:02d}", a_port=a_port,
+                                  z_device=f"spine{j + 1:02d}", z_port=z_port,
+                                  speed_gbps=speed_gbps, plane=0, media="AOC"))
+    return Fabric(
+        name=name, transport="infiniband", speed_gbps=speed_gbps, tiers=2, planes=1, rails=1,
+        su_size=leaves * hosts_per_leaf, units=1, switches=tuple(switches), hosts=tuple(hosts),
+        links=tuple(links), tier_facts=(), bisection_gbps=0,
+        by_name={s.name: s for s in switches},
+    )
+
+
+def drop_link(fabric: Fabric, link_id: str) -> Fabric:
+    """A copy of the fabric with one cable missing (a dead or forgotten cable)."""
+    links = tuple(link for link in fabric.links if link.id != link_id)
+    if len(links) == len(fabric.links):
+        raise KeyError(link_id)
+    return dataclasses.replace(fabric, links=links)
+
+
+def move_link(fabric: Fabric, link_id: str, to_switch: str) -> Fabric:
+    """A copy with one cable's upper end moved to another switch (a crossed cable).
+
+    The cable lands on a new port after the target's last port, so nothing else is disturbed.
+    """
+    target = next(s for s in fabric.switches if s.name == to_switch)
+    new_port = target.radix + 1
+    switches = tuple(dataclasses.replace(s, radix=new_port) if s.name == to_switch else s
+                     for s in fabric.switches)
+    links = tuple(dataclasses.replace(link, z_device=to_switch, z_port=new_port)
+                  if link.id == link_id else link for link in fabric.links)
+    if links == fabric.links:
+        raise KeyError(link_id)
+    return dataclasses.replace(fabric, switches=switches, links=links,
+                               by_name={s.name: s for s in switches})
+
+
+# --------------------------------------------------------------------------- parsing
+
+# "[3]" or "[3](2c9...)" (a CA's own port GUID), then the far end "node id"[port]
+_PORT_LINE = re.compile(r'^\[(\d+)\](?:\([0-9a-fA-F]+\))?\s+"([^"]+)"\[(\d+)\]')
+
+Cable = tuple[str, int, str, int]  # (node id, port, far node id, far port)
+
+
+def port_lines(topology_text: str) -> list[Cable]:
+    """Every port line of an ibnetdiscover-format text, as seen from the record it is in."""
+    out: list[Cable] = []
+    current: str | None = None
+    for line in topology_text.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            current = header.group(3)
+            continue
+        port = _PORT_LINE.match(line)
+        if port and current is not None:
+            out.append((current, int(port.group(1)), port.group(2), int(port.group(3))))
+    return out
+
+
+def cables(topology_text: str) -> set[frozenset[tuple[str, int]]]:
+    """The undirected cables of a topology text, comparable between plan and discovery."""
+    return {frozenset({(a, ap), (z, zp)}) for a, ap, z, zp in port_lines(topology_text)}
+
+
+# --------------------------------------------------------------------------- running
+
+
+class IbsimError(RuntimeError):
+    """ibsim refused the topology (parse or cabling error) or never opened its socket."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__(f"ibsim did not start:\n{output[-3000:]}")
+        self.output = output
+
+
+@dataclass(frozen=True)
+class OpenSMResult:
+    subnet_up: bool
+    ftree_ok: bool  # ftree accepted the fabric and programmed every switch
+    fell_back: bool  # ftree refused the fabric; OpenSM routed it with minhop instead
+    ftree_errors: tuple[str, ...]  # distinct "ERR ABxx" codes, in order of appearance
+    log: str
+    seconds: float
+    ibsim_output: str = ""
+    ibnetdiscover: str | None = None  # what the simulator shows a discoverer, if asked
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SimSize:
+    nodes: int
+    switches: int
+    ports: int
+    lids: int
+
+
+def topology_size(topology_text: str) -> SimSize:
+    """The node/switch/port counts ibsim must preallocate (-N/-S/-P), read from the headers."""
+    nodes = switches = ports = 0
+    for header in _HEADER.finditer(topology_text):
+        nodes += 1
+        if header.group(1) == "Switch":
+            switches += 1
+            ports += int(header.group(2)) + 1  # port 0 (the switch's own management port)
+        else:
+            ports += int(header.group(2))
+    lids = switches + ports
+    return SimSize(nodes, switches, ports, lids)
+
+
+def first_ca(topology_text: str) -> str | None:
+    """The node id of the first CA record: where OpenSM attaches unless told otherwise."""
+    for header in _HEADER.finditer(topology_text):
+        if header.group(1) != "Switch":
+            return header.group(3)
+    return None
+
+
+def _sockets_listening(basename: str) -> bool:
+    # ibsim binds abstract sockets (no file to wait for); /proc/net/unix lists them as "@name".
+    try:
+        text = Path("/proc/net/unix").read_text(errors="replace")
+    except OSError:
+        return False
+    return f"@{basename}:ctl" in text
+
+
+def _stop(proc: subprocess.Popen[bytes] | None, grace: float = 3.0) -> None:
+    """Stop a process we started and its whole group (it was started in its own session)."""
+    if proc is None or proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _write_guids(path: Path, guids: Iterable[int]) -> Path:
+    path.write_text("".join(f"0x{g:016x}\n" for g in guids))
+    return path
+
+
+def _opensm_conf(tmp: Path, routing_engine: str, root_file: Path | None,
+                 cn_file: Path | None, log: Path) -> str:
+    # Every path OpenSM writes to points into tmp; the ones it only reads are left at /etc
+    # defaults or pointed at empty files so the host's configuration cannot leak in.
+    lines = {
+        "routing_engine": routing_engine,
+        "lmc": "0",  # ftree does not support LMC > 0
+        "log_file": str(log),
+        "log_flags": "0x03",
+        "force_log_flush": "TRUE",
+        "accum_log_file": "FALSE",
+        "dump_files_dir": str(tmp / "dump"),
+        "partition_config_file": str(tmp / "partitions.conf"),
+        "per_module_logging_file": str(tmp / "per-module-logging.conf"),
+        "prefix_routes_file": str(tmp / "prefix-routes.conf"),
+        "qos_policy_file": str(tmp / "qos-policy.conf"),
+        "torus_config": str(tmp / "torus-2QoS.conf"),
+        "console": "off",
+        "daemon": "FALSE",
+        "sweep_interval": "0",  # one sweep is enough; later sweeps only add log noise
+        "fsync_high_avail_files": "FALSE",
+    }
+    if root_file is not None:
+        lines["root_guid_file"] = str(root_file)
+    if cn_file is not None:
+        lines["cn_guid_file"] = str(cn_file)
+    return "".join(f"{k} {v}\n" for k, v in lines.items())
+
+
+def _wait_for(pred: Callable[[], bool], timeout: float,
+              procs: Sequence[subprocess.Popen[bytes]]) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        if any(p.poll() is not None for p in procs):
+            return pred()
+        time.sleep(0.1)
+    return pred()
+
+
+def _start_ibsim(topo: Path, tmp: Path, env: dict[str, str],
+                 size: SimSize) -> subprocess.Popen[bytes]:
+    cmd = ["ibsim", "-s", "-n",
+           "-N", str(size.nodes + 8), "-S", str(size.switches + 2), "-P", str(size.ports + 16)]
+    if size.lids > 30000:
+        cmd += ["-L", "49152"]  # default LFT cap 30720 would starve OpenSM of LIDs
+    cmd.append(str(topo))
+    out = (tmp / "ibsim.out").open("wb")
+    try:
+        return subprocess.Popen(cmd, cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        out.close()
+
+
+def run_opensm(
+    topology_text: str,
+    tmpdir: Path | str,
+    *,
+    root_guids: Iterable[int] | None = None,
+    cn_guids: Iterable[int] | None = None,
+    routing_engine: str = "ftree",
+    timeout: float = 60.0,
+    sm_node: str | None = None,
+    discover: bool = False,
+) -> OpenSMResult:
+    """Load the topology in ibsim, run OpenSM once against it, and report ftree's verdict.
+
+    Waits for SUBNET UP (or timeout, or OpenSM exiting); both processes are always stopped.
+    sm_node: node id OpenSM attaches to (default: the first CA, like a real host-based SM).
+    discover: also run ibnetdiscover through the simulator after SUBNET UP.
+    """
+    lib = umad2sim_path()
+    if lib is None:
+        raise RuntimeError("libumad2sim.so not found (package libumad2sim0)")
+    tmp = Path(tmpdir)
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "dump").mkdir(exist_ok=True)
+    (tmp / "cache").mkdir(exist_ok=True)
+    for empty in ("per-module-logging.conf", "prefix-routes.conf", "qos-policy.conf",
+                  "torus-2QoS.conf"):
+        (tmp / empty).touch()
+    # An empty partitions file counts as "in error" (OpenSM logs it and falls back to default).
+    (tmp / "partitions.conf").write_text(DEFAULT_PARTITIONS)
+    topo = tmp / "topology.ibnd"
+    topo.write_text(topology_text)
+    log = tmp / "opensm.log"
+    root_file = _write_guids(tmp / "root_guids.txt", root_guids) if root_guids is not None else None
+    cn_file = _write_guids(tmp / "cn_guids.txt", cn_guids) if cn_guids is not None else None
+    conf = tmp / "opensm.conf"
+    conf.write_text(_opensm_conf(tmp, routing_engine, root_file, cn_file, log))
+
+    # The socket name is the only thing simulators share machine-wide: make it unique per run.
+    sockname = f"fabgen-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    node = sm_node or first_ca(topology_text)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    env.update(IBSIM_SOCKNAME=sockname, OSM_TMP_DIR=str(tmp), OSM_CACHE_DIR=str(tmp / "cache"))
+    env.pop("IBSIM_SERVER_NAME", None)  # set, it would send the clients to a remote simulator
+    client_env = dict(env, LD_PRELOAD=str(lib))
+    if node:
+        client_env["SIM_HOST"] = node
+
+    files = {"topology": topo, "conf": conf, "log": log, "ibsim": tmp / "ibsim.out"}
+    ibsim: subprocess.Popen[bytes] | None = None
+    osm: subprocess.Popen[bytes] | None = None
+    discovered: str | None = None
+    start = time.monotonic()
+    try:
+        ibsim = _start_ibsim(topo, tmp, env, topology_size(topology_text))
+        # umad2sim retries a refused connect forever, so never start a client before the socket.
+        if not _wait_for(lambda: _sockets_listening(sockname), min(timeout, 30.0), [ibsim]):
+            raise IbsimError(_read(tmp / "ibsim.out"))
+        osm_out = (tmp / "opensm.out").open("wb")
+        try:
+            osm = subprocess.Popen(
+                ["opensm", "-F", str(conf), "-f", str(log)],
+                cwd=tmp, env=client_env, stdin=subprocess.DEVNULL, stdout=osm_out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        finally:
+            osm_out.close()
+        files["opensm_out"] = tmp / "opensm.out"
+        _wait_for(lambda: SUBNET_UP in _read(log), timeout - (time.monotonic() - start),
+                  [ibsim, osm])
+        if discover and SUBNET_UP in _read(log):
+            discovered = run_ibnetdiscover(client_env, tmp, timeout=30.0)
+    finally:
+        _stop(osm)
+        _stop(ibsim)
+    text = _read(log)
+    return OpenSMResult(
+        subnet_up=SUBNET_UP in text,
+        ftree_ok=FTREE_OK in text,
+        fell_back=any(s in text for s in FELL_BACK),
+        ftree_errors=tuple(dict.fromkeys(_FTREE_ERR.findall(text))),
+        log=text,
+        seconds=time.monotonic() - start,
+        ibsim_output=_read(tmp / "ibsim.out"),
+        ibnetdiscover=discovered,
+        files=files,
+    )
+
+
+def run_ibnetdiscover(client_env: dict[str, str], tmp: Path, *, timeout: float = 30.0) -> str:
+    """ibnetdiscover through an already running simulator (client_env carries LD_PRELOAD etc.)."""
+    env = dict(client_env)
+    env.pop("SIM_SET_ISSM", None)
+    out = tmp / "ibnetdiscover.out"
+    with out.open("wb") as fh:
+        proc = subprocess.Popen(["ibnetdiscover"], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _stop(proc)
+    return _read(out)
+
+
+def run_fabric(
+    fabric: Fabric,
+    tmpdir: Path | str,
+    *,
+    with_roots: bool = False,
+    plane: int | None = None,
+    **kwargs: object,
+) -> tuple[OpenSMResult, GuidPlan, str]:
+    """Render any Fabric (hand-built or from fabgen.topology.build) and run it through OpenSM.
+
+    with_roots=False is the cabling proof (ftree validates the fat-tree shape); True is the
+    deployment run with root and compute-node GUID files, as production OpenSM would use.
+    """
+    guids = guid_plan(fabric)
+    text = render_topology(fabric, guids, plane=plane)
+    if with_roots:
+        kwargs.setdefault("root_guids", root_guids(fabric, guids, plane=plane))
+        kwargs.setdefault("cn_guids", compute_node_guids(fabric, guids, plane=plane))
+    result = run_opensm(text, tmpdir, **kwargs)  # type: ignore[arg-type]
+    return result, guids, text
