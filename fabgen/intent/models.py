@@ -272,6 +272,23 @@ class InfinibandSpec(StrictModel):
     sm_priority: int = Field(15, ge=0, le=15)
 
 
+# --- NCCL -----------------------------------------------------------------------------------
+
+class NcclSpec(StrictModel):
+    profile: Literal["auto", "efa"] = "auto"
+    """`auto`: RoCE or InfiniBand variables from the fabric; `efa`: AWS EFA (aws-ofi-nccl)."""
+    gid_index: int = Field(3, ge=0, le=255)
+    """RoCE v2 IPv4 GID index (NCCL_IB_GID_INDEX); `show_gids` on a host tells."""
+    qps_per_connection: int = Field(4, ge=1, le=128)
+    """NCCL_IB_QPS_PER_CONNECTION: more QPs give ECMP more flows to spread."""
+    timeout: int = Field(22, ge=1, le=31)
+    """NCCL_IB_TIMEOUT (4.096 us * 2^timeout); larger for large fabrics."""
+    retry_cnt: int = Field(7, ge=0, le=7)
+    """NCCL_IB_RETRY_CNT."""
+    gdr_level: Literal["LOC", "PIX", "PXB", "PHB", "SYS"] = "PXB"
+    """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
+
+
 # --- platforms, addressing, hosts -----------------------------------------------------------
 
 Platform = Literal["sonic", "nvue", "eos"]
@@ -364,3 +381,4 @@ class Intent(StrictModel):
     """Configuration target per switch role (RoCE only)."""
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
+    nccl: NcclSpec = NcclSpec()
