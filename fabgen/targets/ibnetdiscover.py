@@ -200,6 +200,7 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
         "# Node ids are node GUIDs; switchguid=/caguid= lines pin each GUID to the fabgen plan.",
         "",
     ]
+    emitted: set[str] = set()
     for sw in switches:
         if sw.radix > MAX_SWITCH_PORTS:
             raise ValueError(f"switch {sw.name}: {sw.radix} ports, ibsim models at most "
@@ -207,6 +208,7 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
         guid = guids.switch_guids[sw.name]
         node_id = switch_node_id(guid)
         cabled = ports.get(node_id, {})
+        emitted.add(node_id)
         if cabled and max(cabled) > sw.radix:
             raise ValueError(f"switch {sw.name}: port {max(cabled)} beyond radix {sw.radix}")
         lines.append(f"switchguid=0x{guid:016x}")
@@ -220,12 +222,17 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
             guid = guids.ca_guids[(host.name, nic)]
             node_id = ca_node_id(guid)
             cabled = ports.get(node_id, {})
+            emitted.add(node_id)
             lines.append(f"caguid=0x{guid:016x}")
             lines.append(f'Ca\t{guids.ca_ports[(host.name, nic)]} "{node_id}"\t\t'
                          f'# "{_check_name(host.name)} HCA-{nic}"')
             lines.extend(_port_line(p, cabled[p], guid + p) for p in sorted(cabled))
             lines.append("")
 
+    # A cable whose end has no record (e.g. it leaves the selected plane) would be one-sided.
+    orphans = sorted(set(ports) - emitted)
+    if orphans:
+        raise ValueError(f"cables reach nodes outside the rendered fabric: {', '.join(orphans)}")
     too_long = next((line for line in lines if len(line) > MAX_LINE), None)
     if too_long is not None:
         raise ValueError(f"line longer than {MAX_LINE} characters: {too_long[:60]}...")

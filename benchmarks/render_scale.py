@@ -1,0 +1,109 @@
+"""Benchmark: full render time, peak memory and output size by fabric size (not a test).
+
+Run: python benchmarks/render_scale.py [--sizes 1024,8192,32768,131072] [--transport roce,ib]
+Each size runs in a fresh subprocess so peak RSS is that render's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def intent_for(gpus: int, transport: str) -> dict[str, object]:
+    nodes = gpus // 8
+    if transport == "ib":
+        return {
+            "name": f"bench-ib-{gpus}",
+            "fabric": {"transport": "infiniband", "generation": "ndr"},
+            "cluster": {"nodes": nodes, "node": {"gpus": 8, "nics": 8}},
+            "topology": {"style": "rail-optimized", "scalable_unit": 32,
+                         "leaf": {"model": "qm9700"}},
+        }
+    return {
+        "name": f"bench-roce-{gpus}",
+        "fabric": {"transport": "roce", "speed": "400G"},
+        "cluster": {"nodes": nodes, "node": {"gpus": 8, "nics": 8}},
+        "topology": {"style": "rail-optimized", "scalable_unit": 64,
+                     "leaf": {"model": "sn5600", "breakout": "2x400G"}},
+        "addressing": {"p2p": "10.0.0.0/11", "hosts": "10.64.0.0/11",
+                       "loopbacks": "10.255.0.0/16", "asn": {"leaf_start": 4200000000}},
+    }
+
+
+def one(gpus: int, transport: str) -> dict[str, object]:
+    """Render one size in this process and report its figures."""
+    import yaml
+
+    from fabgen import output
+    from fabgen.intent import load
+    from fabgen.render import render
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "intent.yaml"
+        path.write_text(yaml.safe_dump(intent_for(gpus, transport)))
+        start = time.perf_counter()
+        loaded = load(path)
+        files = render(loaded)
+        rendered = time.perf_counter()
+        output.write(Path(tmp) / "out", files)
+        done = time.perf_counter()
+        from fabgen.topology.build import build
+
+        fabric = build(loaded.intent)
+        switches, hosts = len(fabric.switches), len(fabric.hosts)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    total = done - start
+    return {
+        "gpus": gpus, "transport": transport, "switches": switches, "hosts": hosts,
+        "render_s": round(rendered - start, 2), "total_s": round(total, 2),
+        "peak_rss_mib": round(peak_kib / 1024), "files": len(files),
+        "bytes": sum(len(t.encode()) for t in files.values()),
+        "ms_per_switch": round(1000 * total / max(switches, 1), 2),
+        "ms_per_host": round(1000 * total / max(hosts, 1), 2),
+        "us_per_gpu": round(1e6 * total / gpus, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1024,8192,32768,131072")
+    parser.add_argument("--transport", default="roce,ib")
+    parser.add_argument("--one", nargs=2, metavar=("GPUS", "TRANSPORT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(int(args.one[0]), args.one[1])))
+        return 0
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
+    head = ("| GPUs | fabric | switches | hosts | total s | peak RSS MiB | files | MB written "
+            "| ms/switch | ms/host | us/GPU |")
+    print(head)
+    print("|---" * 11 + "|")
+    for transport in args.transport.split(","):
+        for size in (int(s) for s in args.sizes.split(",")):
+            proc = subprocess.run([sys.executable, __file__, "--one", str(size), transport],
+                                  capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode:
+                print(f"| {size} | {transport} | failed: {proc.stderr.strip()[-200:]} |")
+                continue
+            r = json.loads(proc.stdout)
+            print(f"| {r['gpus']:,} | {r['transport']} | {r['switches']:,} | {r['hosts']:,} "
+                  f"| {r['total_s']} | {r['peak_rss_mib']:,} | {r['files']:,} "
+                  f"| {r['bytes'] / 1e6:.1f} | {r['ms_per_switch']} | {r['ms_per_host']} "
+                  f"| {r['us_per_gpu']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
