@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from fabgen import __version__
 from fabgen.errors import Diagnostic, FabgenError
+from fabgen.render import Progress
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 REPO = Path(__file__).resolve().parent.parent
@@ -89,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="DIR", help="output directory (default: out/NAME)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if DIR differs from a fresh render")
+    p.add_argument("--only", action="append", metavar="TARGETS",
+                   help="render only these targets or groups, comma-separated (switches, hosts, "
+                        "infiniband, cabling, report, sonic, eos, nvue, nic, nccl, ...)")
+    p.add_argument("--devices", metavar="PATTERN",
+                   help="render per-device files only for devices matching a glob "
+                        "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
     common(p)
 
     p = sub.add_parser("plan", help="print switch/cable counts without writing files",
@@ -139,10 +147,17 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     loaded = load(intent_path, strict=args.strict)
     if not args.json:
         _warnings(console, loaded.warnings)
-    files = render(loaded)
+    only = [n.strip() for item in args.only for n in item.split(",") if n.strip()] \
+        if args.only else None
+    partial = only is not None or args.devices is not None
     dest = Path(args.output) if args.output else Path("out") / loaded.intent.name
+    if partial and not args.check and output.holds_full_render(dest):
+        raise output.OutputError(f"{dest} holds a full render; write a partial render "
+                                 "(--only/--devices) to another directory")
+    with progress_bar(console, enabled=not (args.json or args.quiet)) as progress:
+        files = render(loaded, only=only, devices=args.devices, progress=progress)
     if args.check:
-        result = output.check(dest, files)
+        result = output.check(dest, files, subset=partial)
         if args.json:
             print(json.dumps({"output": str(dest), "ok": result.ok, "changed": result.changed,
                               "missing": result.missing, "extra": result.extra}, indent=2))
@@ -164,6 +179,29 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     else:
         console.info(f"wrote {len(files)} files to {dest}")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, enabled: bool) -> Iterator[Progress | None]:
+    """A progress bar on stderr when it is a terminal; nothing when piped or in CI logs."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console as RichConsole
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(TextColumn("rendering {task.description:<12}"), BarColumn(),
+                       TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                       console=RichConsole(stderr=True, no_color=not console.color),
+                       transient=True)
+    with bar:
+        task = bar.add_task("", total=None)
+
+        def update(name: str, done: int, total: int) -> None:
+            bar.update(task, description=name, completed=done, total=total)
+
+        yield update
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
@@ -235,7 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.debug:
             traceback.print_exc()
-        if isinstance(exc, OutputError | OSError):
+        from fabgen.render import RenderError
+
+        if isinstance(exc, OutputError | OSError | RenderError):
             console.error(str(exc))
             return EXIT_INVALID
         console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "

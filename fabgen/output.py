@@ -23,18 +23,22 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def with_manifest(files: dict[str, str], intent_sha256: str, intent_name: str) -> dict[str, str]:
+def with_manifest(files: dict[str, str], intent_sha256: str, intent_name: str,
+                  partial: dict[str, object] | None = None) -> dict[str, str]:
     """Add manifest.json: every file's sha256, the intent's hash and fabgen's version.
 
     No timestamps and no paths outside the output, so two renders of one intent are identical.
     """
     if MANIFEST in files:
         raise OutputError(f"a renderer produced {MANIFEST}, which is reserved")
-    manifest = {
+    manifest: dict[str, object] = {
         "fabgen_version": __version__,
         "intent": {"name": intent_name, "sha256": intent_sha256},
         "files": {path: sha256(text) for path, text in sorted(files.items())},
     }
+    if partial is not None:
+        # A subset render (--only/--devices) says so, so it is never mistaken for the whole.
+        manifest["partial"] = partial
     out = dict(sorted(files.items()))
     out[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return out
@@ -60,6 +64,14 @@ def _is_ours(dest: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(manifest, dict) and "fabgen_version" in manifest
+
+
+def holds_full_render(dest: Path) -> bool:
+    try:
+        manifest = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "partial" not in manifest
 
 
 def write(dest: Path, files: dict[str, str]) -> None:
@@ -113,8 +125,14 @@ class CheckResult:
         return not (self.changed or self.missing or self.extra)
 
 
-def check(dest: Path, files: dict[str, str]) -> CheckResult:
-    """Compare `files` with what is on disk under `dest` (for CI on a GitOps repo)."""
+def check(dest: Path, files: dict[str, str], *, subset: bool = False) -> CheckResult:
+    """Compare `files` with what is on disk under `dest` (for CI on a GitOps repo).
+
+    With `subset` (a --only/--devices render) only the rendered files are compared, and the
+    manifest, which describes the whole render, is skipped.
+    """
+    if subset:
+        files = {k: v for k, v in files.items() if k != MANIFEST}
     on_disk: set[str] = set()
     if dest.is_dir():
         on_disk = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
@@ -125,5 +143,5 @@ def check(dest: Path, files: dict[str, str]) -> CheckResult:
             missing.append(path)
         elif target.read_bytes() != text.encode("utf-8"):
             changed.append(path)
-    extra = sorted(on_disk - set(files))
+    extra = [] if subset else sorted(on_disk - set(files))
     return CheckResult(changed, missing, extra)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fnmatch
+from collections.abc import Callable, Iterable
 
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
 from fabgen.output import with_manifest
 from fabgen.targets import RenderContext, Target, resolved
 from fabgen.topology.build import build
+from fabgen.topology.model import Fabric
+
+Progress = Callable[[str, int, int], None]  # (target name, index, total)
 
 
 def targets() -> dict[str, Target]:
@@ -17,24 +21,78 @@ def targets() -> dict[str, Target]:
     return {t.name: t for t in order}
 
 
+# `--only` accepts target names and these groups.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "switches": ("sonic", "nvue", "eos"),
+    "hosts": ("nic", "nccl", "preflight"),
+    "infiniband": ("opensm",),
+}
+
+
 class RenderError(RuntimeError):
-    """Two targets claimed one path, or a target failed; the message names the target."""
+    """Two targets claimed one path, or a selection names nothing; the message says which."""
 
 
-def render(loaded: LoadedIntent, only: Iterable[str] | None = None) -> dict[str, str]:
-    """Render every applicable target (or only those named) plus manifest.json."""
+def select(only: Iterable[str] | None) -> list[str]:
+    """Expand `--only` names and groups into target names, in registry order."""
+    registry = targets()
+    if only is None:
+        return list(registry)
+    wanted: set[str] = set()
+    for name in only:
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in registry:
+            wanted.add(name)
+        else:
+            choices = sorted([*registry, *GROUPS])
+            raise RenderError(f"--only: unknown target {name!r} (choose from "
+                              f"{', '.join(choices)})")
+    return [n for n in registry if n in wanted]
+
+
+def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
+    """Keep a file when a path component names a matching device, or names no device at all.
+
+    Fabric-wide files (cabling, report, manifest) are kept: they describe the matching devices
+    too. Per-device files are recognised by a path component equal to a device name or its stem.
+    """
+    devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    matching = {d for d in devices if fnmatch.fnmatchcase(d, pattern)}
+    if not matching:
+        raise RenderError(f"--devices {pattern!r} matches no switch or host of {fabric.name}")
+
+    def keep(path: str) -> bool:
+        named = [p for p in path.split("/") if p in devices or p.rsplit(".", 1)[0] in devices]
+        return not named or any(p in matching or p.rsplit(".", 1)[0] in matching for p in named)
+
+    return keep
+
+
+def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
+           devices: str | None = None, progress: Progress | None = None) -> dict[str, str]:
+    """Render every applicable target (or the selected ones) plus manifest.json."""
     intent = loaded.intent
+    names = select(only)
     ctx = RenderContext(intent=intent, fabric=build(intent),
                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None)
+    keep = _device_filter(ctx.fabric, devices) if devices else None
     registry = targets()
-    wanted = list(registry) if only is None else list(only)
     files: dict[str, str] = {}
-    for name in wanted:
+    for i, name in enumerate(names):
+        if progress:
+            progress(name, i, len(names))
         target = registry[name]
         if not target.applies(ctx):
             continue
         for path, text in target.render(ctx).items():
             if path in files:
                 raise RenderError(f"target {name!r} writes {path}, already written by another")
-            files[path] = text
-    return with_manifest(files, loaded.source.sha256, loaded.intent.name)
+            if keep is None or keep(path):
+                files[path] = text
+    if progress:
+        progress("done", len(names), len(names))
+    partial: dict[str, object] | None = None
+    if only is not None or devices is not None:
+        partial = {"only": names, "devices": devices}
+    return with_manifest(files, loaded.source.sha256, loaded.intent.name, partial=partial)

@@ -93,3 +93,37 @@ def test_json_output_for_scripts(cli, tmp_path: Path) -> None:
     assert data["output"] == str(tmp_path / "o") and data["files"] >= 2
     quiet = cli("render", str(INVENTORIES[0]), "-o", str(tmp_path / "o"), "--quiet")
     assert (quiet.code, quiet.out) == (0, "")
+
+
+def test_only_and_devices_render_a_subset(cli, tmp_path: Path) -> None:
+    intent = INVENTORIES[0]
+    full = tmp_path / "full"
+    assert cli("render", str(intent), "-o", str(full)).code == 0
+    part = tmp_path / "part"
+    result = cli("render", str(intent), "-o", str(part), "--only", "resolved")
+    assert result.code == 0, result.err
+    manifest = json.loads((part / "manifest.json").read_text())
+    assert manifest["partial"] == {"only": ["resolved"], "devices": None}
+    assert set(manifest["files"]) == {"intent.resolved.yaml"}
+    # a subset --check compares only what it rendered
+    assert cli("render", str(intent), "-o", str(full), "--only", "resolved", "--check").code == 0
+
+
+def test_partial_render_never_replaces_a_full_one(cli, tmp_path: Path) -> None:
+    intent = INVENTORIES[0]
+    full = tmp_path / "full"
+    assert cli("render", str(intent), "-o", str(full)).code == 0
+    before = _tree(full)
+    result = cli("--no-color", "render", str(intent), "-o", str(full), "--only", "resolved")
+    assert result.code == 1 and "holds a full render" in result.err
+    assert _tree(full) == before
+
+
+def test_bad_selection_is_a_clear_error(cli, tmp_path: Path) -> None:
+    bad = cli("--no-color", "render", str(INVENTORIES[0]), "-o", str(tmp_path / "o"),
+              "--only", "sonicc")
+    assert bad.code == 1 and "unknown target 'sonicc'" in bad.err
+    none = cli("--no-color", "render", str(INVENTORIES[0]), "-o", str(tmp_path / "o"),
+               "--devices", "nope-*")
+    assert none.code == 1 and "matches no switch or host" in none.err
+    assert not (tmp_path / "o").exists()
