@@ -17,6 +17,7 @@ from fabgen.errors import Diagnostic, FabgenError
 from fabgen.render import Progress
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_INTENT = REPO / "inventories" / "roce-256-sonic.yaml"
 
@@ -28,6 +29,8 @@ examples:
   fabgen render pod-a.yaml -o configs/pod-a --check
                                               exit 1 if configs/pod-a differs (CI gate)
   fabgen plan pod-a.yaml --json               switch/cable counts, bisection, as JSON
+  fabgen diff git:HEAD~1:configs/pod-a configs/pod-a
+                                              what a change does, per device (exit 2)
   fabgen schema > fabgen-intent.schema.json   JSON Schema for editors
 
 exit codes: 0 ok, 1 invalid input or failed check, 2 usage error
@@ -103,6 +106,22 @@ def _parser() -> argparse.ArgumentParser:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("intent", metavar="INTENT")
     common(p)
+
+    p = sub.add_parser(
+        "diff", help="compare two renders, a git revision, or backed-up running configs",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare OLD and NEW: each a render directory, git:REV:PATH, or a directory "
+                    "of device backups (Oxidized/RANCID). JSON/YAML configs are compared key by "
+                    "key, ignoring key order.",
+        epilog="examples:\n"
+               "  fabgen diff git:HEAD~1:configs/pod-a configs/pod-a\n"
+               "  fabgen diff /var/lib/oxidized/configs configs/pod-a --format json\n\n"
+               "exit codes: 0 no change, 2 changes, 1 error (like terraform plan "
+               "-detailed-exitcode)")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
 
     sub.add_parser("schema", help="print the intent's JSON Schema")
     return parser
@@ -236,6 +255,22 @@ def format_plan(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    from fabgen import diff
+
+    try:
+        result = diff.diff(args.old, args.new)
+    except diff.DiffError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        text = diff.format_text(result, color=console.color and sys.stdout.isatty())
+        sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
+    return EXIT_CHANGES if result.changed else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -248,6 +283,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "render": cmd_render,
     "plan": cmd_plan,
     "schema": cmd_schema,
+    "diff": cmd_diff,
 }
 
 

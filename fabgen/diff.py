@@ -1,0 +1,283 @@
+"""GitOps diff: compare two renders, a git revision of one, or backed-up running configs.
+
+Each side is a render directory, `git:REV:PATH` (a render committed in this repository), or a
+directory of device backups as Oxidized or RANCID keep them (one file per device, named by the
+device, with or without an extension). Text configs get unified diffs; JSON and YAML configs get
+key-level diffs that ignore key order, so a reordered config_db.json is no change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import yaml
+
+from fabgen.output import MANIFEST
+
+Format = Literal["json", "yaml", "text"]
+Status = Literal["added", "removed", "changed", "unchanged"]
+
+
+class DiffError(RuntimeError):
+    """A side cannot be read (missing directory, bad git revision, unparsable JSON)."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the diff: files keyed by relative path, and what kind of source it was."""
+
+    label: str
+    files: dict[str, str]
+    kind: Literal["render", "backup"]
+
+
+# Per-device config files of a render: (path pattern, format); the device is the `*` part.
+DEVICE_FILES: tuple[tuple[str, Format], ...] = (
+    ("sonic/*/config_db.json", "json"),
+    ("nvue/*/startup.yaml", "yaml"),
+    ("eos/*.cfg", "text"),
+)
+
+
+def _fmt(path: str) -> Format:
+    suffix = PurePosixPath(path).suffix
+    return "json" if suffix == ".json" else "yaml" if suffix in (".yaml", ".yml") else "text"
+
+
+def _read_dir(root: Path) -> dict[str, str]:
+    if not root.is_dir():
+        raise DiffError(f"{root}: not a directory")
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
+            try:
+                out[rel] = p.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise DiffError(f"{p}: not UTF-8 text") from None
+    return out
+
+
+def _git(args: list[str]) -> str:
+    try:
+        proc = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise DiffError("git is not installed") from None
+    if proc.returncode:
+        raise DiffError(f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}")
+    return proc.stdout
+
+
+def _read_git(spec: str) -> dict[str, str]:
+    _, _, rest = spec.partition("git:")
+    rev, sep, path = rest.partition(":")
+    if not sep or not rev:
+        raise DiffError(f"{spec}: expected git:REV:PATH, e.g. git:HEAD~1:golden/pod-a")
+    prefix = path.strip("/")
+    names = _git(["ls-tree", "-r", "--name-only", rev, "--", prefix or "."]).splitlines()
+    if not names:
+        raise DiffError(f"{spec}: no files at {prefix or '.'} in {rev}")
+    out: dict[str, str] = {}
+    for name in names:
+        rel = name[len(prefix) + 1:] if prefix else name
+        out[rel] = _git(["show", f"{rev}:{name}"])
+    return out
+
+
+def load_side(spec: str) -> Side:
+    """Read a side; a directory without manifest.json is taken as device backups."""
+    if spec.startswith("git:"):
+        files = _read_git(spec)
+        return Side(spec, files, "render" if MANIFEST in files else "backup")
+    files = _read_dir(Path(spec))
+    return Side(spec, files, "render" if MANIFEST in files else "backup")
+
+
+def device_configs(side: Side) -> dict[str, tuple[str, str]]:
+    """device -> (path, text). Render: the per-device config files. Backup: one file each."""
+    out: dict[str, tuple[str, str]] = {}
+    if side.kind == "render":
+        for path, text in side.files.items():
+            for pattern, _ in DEVICE_FILES:
+                if PurePosixPath(path).match(pattern):
+                    parts = PurePosixPath(path).parts
+                    device = parts[1] if len(parts) > 2 else PurePosixPath(parts[1]).stem
+                    out[device] = (path, text)
+        return out
+    for path, text in side.files.items():
+        device = PurePosixPath(path).name
+        for suffix in (".cfg", ".conf", ".json", ".yaml", ".yml", ".txt"):
+            device = device.removesuffix(suffix)
+        out[device] = (path, text)
+    return out
+
+
+# --- comparing one file -------------------------------------------------------------------
+
+def _parse(text: str, fmt: Format, where: str) -> Any:
+    try:
+        return json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise DiffError(f"{where}: cannot parse as {fmt}: {exc}") from None
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        if not value:
+            yield prefix or ".", {}
+        for key in sorted(value, key=str):
+            yield from _flatten(value[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list):
+        if not value:
+            yield prefix or ".", []
+        for i, item in enumerate(value):
+            yield from _flatten(item, f"{prefix}[{i}]")
+    else:
+        yield prefix or ".", value
+
+
+def structured_diff(old: Any, new: Any) -> list[str]:
+    """Key-level differences, key order ignored: `+ a.b: 1`, `- a.c: 2`, `~ a.d: 1 -> 2`."""
+    a, b = dict(_flatten(old)), dict(_flatten(new))
+    lines: list[str] = []
+    for key in sorted(a.keys() | b.keys()):
+        if key not in b:
+            lines.append(f"- {key}: {json.dumps(a[key])}")
+        elif key not in a:
+            lines.append(f"+ {key}: {json.dumps(b[key])}")
+        elif a[key] != b[key]:
+            lines.append(f"~ {key}: {json.dumps(a[key])} -> {json.dumps(b[key])}")
+    return lines
+
+
+@dataclass
+class FileDiff:
+    key: str  # device name or relative path
+    status: Status
+    fmt: Format
+    lines: list[str] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+
+
+def compare_file(key: str, old: tuple[str, str] | None, new: tuple[str, str] | None,
+                 labels: tuple[str, str]) -> FileDiff:
+    path = (new or old or ("", ""))[0]
+    fmt = _fmt(path)
+    if old is None:
+        assert new is not None
+        return FileDiff(key, "added", fmt, [], len(new[1].splitlines()), 0)
+    if new is None:
+        return FileDiff(key, "removed", fmt, [], 0, len(old[1].splitlines()))
+    if old[1] == new[1]:
+        return FileDiff(key, "unchanged", fmt)
+    if fmt in ("json", "yaml") and _fmt(old[0]) == fmt:
+        lines = structured_diff(_parse(old[1], fmt, f"{labels[0]}/{old[0]}"),
+                                _parse(new[1], fmt, f"{labels[1]}/{new[0]}"))
+        added = sum(1 for ln in lines if ln[0] in "+~")
+        removed = sum(1 for ln in lines if ln[0] in "-~")
+    else:
+        lines = list(difflib.unified_diff(
+            old[1].splitlines(), new[1].splitlines(), f"{labels[0]}/{old[0]}",
+            f"{labels[1]}/{new[0]}", lineterm="", n=3))
+        body = lines[2:]
+        added = sum(1 for ln in body if ln.startswith("+"))
+        removed = sum(1 for ln in body if ln.startswith("-"))
+    status: Status = "changed" if lines else "unchanged"
+    return FileDiff(key, status, fmt, lines, added, removed)
+
+
+# --- comparing two sides ------------------------------------------------------------------
+
+@dataclass
+class DiffResult:
+    old: str
+    new: str
+    by: Literal["path", "device"]
+    files: list[FileDiff]
+
+    def count(self, status: Status) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def changed(self) -> bool:
+        return any(f.status != "unchanged" for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old, "new": self.new, "compared_by": self.by,
+            "summary": {s: self.count(s) for s in ("added", "removed", "changed", "unchanged")}
+            | {"lines_added": sum(f.added for f in self.files),
+               "lines_removed": sum(f.removed for f in self.files)},
+            "items": [{"name": f.key, "status": f.status, "format": f.fmt,
+                       "lines_added": f.added, "lines_removed": f.removed, "diff": f.lines}
+                      for f in self.files if f.status != "unchanged"],
+        }
+
+
+def diff(old_spec: str, new_spec: str) -> DiffResult:
+    """Compare two sides; by device when either is a backup directory, else by path."""
+    old, new = load_side(old_spec), load_side(new_spec)
+    labels = (old.label, new.label)
+    if "backup" in (old.kind, new.kind):
+        a, b = device_configs(old), device_configs(new)
+        if not a and not b:
+            raise DiffError("no device configs found on either side")
+        by: Literal["path", "device"] = "device"
+    else:
+        a = {p: (p, t) for p, t in old.files.items() if p != MANIFEST}
+        b = {p: (p, t) for p, t in new.files.items() if p != MANIFEST}
+        by = "path"
+    files = [compare_file(key, a.get(key), b.get(key), labels)
+             for key in sorted(a.keys() | b.keys(), key=natural_key)]
+    return DiffResult(old.label, new.label, by, files)
+
+
+def natural_key(text: str) -> list[Any]:
+    """Ethernet2 before Ethernet10, leaf-su2 before leaf-su10."""
+    out: list[Any] = []
+    for part in _digits(text):
+        out.append((0, int(part)) if part.isdigit() else (1, part))
+    return out
+
+
+def _digits(text: str) -> list[str]:
+    parts: list[str] = []
+    current = ""
+    for ch in text:
+        if current and ch.isdigit() != current[-1].isdigit():
+            parts.append(current)
+            current = ""
+        current += ch
+    if current:
+        parts.append(current)
+    return parts
+
+
+def format_text(result: DiffResult, color: bool = False) -> str:
+    def paint(line: str) -> str:
+        if not color:
+            return line
+        if line.startswith(("+++", "---")):
+            return f"\033[1m{line}\033[0m"
+        code = {"+": "32", "-": "31", "~": "33", "@": "36"}.get(line[:1])
+        return f"\033[{code}m{line}\033[0m" if code else line
+
+    out: list[str] = []
+    for f in result.files:
+        if f.status == "unchanged":
+            continue
+        out.append(f"== {f.key}: {f.status} (+{f.added} -{f.removed})")
+        out.extend(paint(line) for line in f.lines)
+    what = "devices" if result.by == "device" else "files"
+    out.append(
+        f"{what}: {result.count('added')} added, {result.count('removed')} removed, "
+        f"{result.count('changed')} changed, {result.count('unchanged')} unchanged; "
+        f"lines +{sum(f.added for f in result.files)} -{sum(f.removed for f in result.files)}")
+    return "\n".join(out) + "\n"
