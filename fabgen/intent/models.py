@@ -162,13 +162,18 @@ class Oversubscription(StrictModel):
 class ExtraFabricSpec(StrictModel):
     """A separate storage or management network from the reference architectures."""
 
+    transport: Literal["ethernet", "infiniband"] = "ethernet"
+    """DGX SuperPOD runs storage on InfiniBand and management on Ethernet."""
+    generation: Literal["hdr", "ndr", "xdr"] | None = None
+    """InfiniBand generation of this network (InfiniBand only)."""
     nics: int = Field(ge=1, le=8)
-    """NICs per node on this network."""
+    """NICs (ports) per node on this network."""
     speed: SpeedGbps
     """Port speed of those NICs."""
     leaf: SwitchSpec
     spine: SwitchSpec | None = None
     oversubscription: Ratio = Field("1:1", validate_default=True)
+    """Leaf downlink:uplink bandwidth (storage and management are often oversubscribed)."""
 
 
 class TopologySpec(StrictModel):

@@ -183,7 +183,47 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     if shape.tiers == 3 and topo.oversubscription.spine > 2:
         diags.warn(f"spine oversubscription {format_ratio(topo.oversubscription.spine)} is "
                    "above 2:1", ("topology", "oversubscription", "spine"))
+    for role in ("storage", "management"):
+        if getattr(topo, role) is not None:
+            _extra(intent, role, diags)
+    if topo.tiers == 3 and shape.pods == 1:
+        diags.warn("3 tiers forced, but the fabric fits in one pod: every core links to a single "
+                   "spine and adds cost without paths", ("topology", "tiers"),
+                   "use tiers: auto")
     _pools(intent, shape, diags)
+
+
+def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
+    """A storage/management network is sized like a fabric of its own; blame its own fields."""
+    from fabgen.topology.build import _extra_intent
+
+    spec = getattr(intent.topology, role)
+    base = ("topology", role)
+    if spec.transport == "infiniband" and spec.generation is None:
+        diags.error("an InfiniBand network needs a generation: hdr, ndr or xdr",
+                    (*base, "transport"))
+        return
+    known = catalog.switches()
+    kind = "infiniband" if spec.transport == "infiniband" else "ethernet"
+    for tier in ("leaf", "spine"):
+        sw = getattr(spec, tier)
+        if sw is None or sw.model is None:
+            continue
+        model = known.get(sw.model)
+        if model is None:
+            guess = suggest(sw.model, list(known))
+            diags.error(f"unknown switch model {sw.model!r}", (*base, tier, "model"),
+                        f"did you mean {guess!r}?" if guess else None)
+            return
+        if model.transport != kind:
+            diags.error(f"{model.name} is an {model.transport} switch; this network is {kind}",
+                        (*base, tier, "model"))
+            return
+    try:
+        sizing.shape(_extra_intent(intent, role))
+    except sizing.SizingError as exc:
+        loc = exc.loc[1:] if exc.loc[:1] == ("topology",) else exc.loc
+        diags.error(f"{role} network: {exc}", (*base, *loc), exc.hint)
 
 
 def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
@@ -194,7 +234,8 @@ def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
     p2p_links = planes * (shape.leaves * shape.leaf_up + shape.spines * shape.spine_up)
     host_links = planes * shape.nodes * shape.ports_per_node
     addr = intent.addressing
-    for field, need in (("loopbacks", switches), ("p2p", 2 * p2p_links),
+    # Loopbacks skip the pool's first address (a /32 on .0 reads as a network in reviews).
+    for field, need in (("loopbacks", switches + 1), ("p2p", 2 * p2p_links),
                         ("hosts", 2 * host_links)):
         pool = getattr(addr, field)
         if pool.num_addresses < need:
@@ -204,6 +245,19 @@ def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
     leaves = planes * shape.leaves
     start = addr.asn.leaf_start
     end = start + leaves - 1
+    spine_asns = range(addr.asn.spine, addr.asn.spine + (shape.pods if shape.tiers == 3 else 1))
+    for name, asns in (("spine", spine_asns), ("core", range(addr.asn.core, addr.asn.core + 1))):
+        if name == "core" and shape.tiers != 3:
+            continue
+        clash = [a for a in asns if start <= a <= end]
+        if clash:
+            diags.error(f"leaf ASNs {start}-{end} include the {name} ASN {clash[0]}; eBGP loop "
+                        "detection would drop routes between them", ("addressing", "asn",
+                                                                     "leaf_start"),
+                        f"start the leaves above {max(asns)}")
+    if shape.tiers == 3 and addr.asn.core in spine_asns:
+        diags.error(f"core ASN {addr.asn.core} is one of the spine ASNs {spine_asns.start}-"
+                    f"{spine_asns.stop - 1} (one per pod)", ("addressing", "asn", "core"))
     for lo, hi in PRIVATE_ASN_RANGES:
         if lo <= start <= hi:
             if end > hi:

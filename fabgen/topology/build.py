@@ -8,6 +8,7 @@ split cable or twin-port cage lands on one peer.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
@@ -24,10 +25,11 @@ def _width(count: int) -> int:
 class _Names:
     """Switch names: role, plane (when more than one), unit/pod/group, rail, index."""
 
-    def __init__(self, shape: sizing.Shape, style: str) -> None:
+    def __init__(self, shape: sizing.Shape, style: str, prefix: str = "") -> None:
         self.shape = shape
         self.style = style
         self.plane_prefix = shape.planes > 1
+        self.prefix = prefix  # "stor-"/"mgmt-" for the extra networks
 
     def _p(self, plane: int) -> str:
         return f"-p{plane + 1}" if self.plane_prefix else ""
@@ -36,17 +38,18 @@ class _Names:
         s = self.shape
         su = f"su{unit + 1}"
         if self.style == "rail-optimized":
-            return f"leaf{self._p(plane)}-{su}-r{local}"
-        return f"leaf{self._p(plane)}-{su}-{local + 1:0{_width(s.leaves_per_unit)}d}"
+            return f"{self.prefix}leaf{self._p(plane)}-{su}-r{local}"
+        return f"{self.prefix}leaf{self._p(plane)}-{su}-{local + 1:0{_width(s.leaves_per_unit)}d}"
 
     def spine(self, plane: int, pod: int, index: int) -> str:
         s = self.shape
         pod_part = f"-pod{pod + 1}" if s.tiers == 3 else ""
-        return f"spine{self._p(plane)}{pod_part}-{index + 1:0{_width(s.spines_per_pod)}d}"
+        return (f"{self.prefix}spine{self._p(plane)}{pod_part}"
+                f"-{index + 1:0{_width(s.spines_per_pod)}d}")
 
     def core(self, plane: int, group: int, index: int) -> str:
         s = self.shape
-        return (f"core{self._p(plane)}-g{group + 1:0{_width(s.core_groups)}d}"
+        return (f"{self.prefix}core{self._p(plane)}-g{group + 1:0{_width(s.core_groups)}d}"
                 f"-{index + 1:0{_width(s.cores_per_group)}d}")
 
 
@@ -72,18 +75,55 @@ class _Pool:
         return IPv4Address(self.base + self.next)
 
 
+EXTRA_PREFIX = {"storage": "stor-", "management": "mgmt-"}
+
+
 def build(intent: Intent) -> Fabric:
     """Expand a validated intent into the Fabric every renderer reads."""
+    fabric = _build(intent, "compute")
+    extras = tuple(_build(_extra_intent(intent, role), role)
+                   for role in ("storage", "management")
+                   if getattr(intent.topology, role) is not None)
+    if extras:
+        fabric = replace(fabric, extras=extras)
+        fabric.by_name.update((s.name, s) for s in fabric.switches)
+    return fabric
+
+
+def _extra_intent(intent: Intent, role: str) -> Intent:
+    """The storage/management network as an intent of its own: classic fat-tree, one port per
+    NIC, no addressing (fabgen plans its cabling and bill of materials, not its configs)."""
+    spec = getattr(intent.topology, role)
+    ib = spec.transport == "infiniband"
+    data = intent.model_dump(mode="json")
+    data["name"] = f"{intent.name}-{role}"
+    data["fabric"] = {"transport": "infiniband" if ib else "roce", "speed": f"{spec.speed}G",
+                      "generation": spec.generation if ib else None}
+    node = data["cluster"]["node"]
+    node.update(nics=spec.nics, nic_ports=1, port_cages=1)
+    data["topology"] = {
+        "style": "rail-unaware", "leaf": spec.leaf.model_dump(mode="json"),
+        "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
+        "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
+    }
+    short = EXTRA_PREFIX[role].rstrip("-")
+    data["hosts"] = {**data["hosts"], "rdma_devices": f"{short}{{dev}}",
+                     "netdevs": f"{short}{{dev}}"}
+    return Intent.model_validate(data)
+
+
+def _build(intent: Intent, role: str) -> Fabric:
     shape = sizing.shape(intent)
     topo = intent.topology
-    roce = intent.fabric.transport == "roce"
-    names = _Names(shape, topo.style)
+    ethernet = intent.fabric.transport == "roce"
+    roce = ethernet and role == "compute"  # addresses and ASNs: the compute fabric only
+    names = _Names(shape, topo.style, EXTRA_PREFIX.get(role, ""))
     node = intent.cluster.node
     platforms = intent.platforms
     plat: dict[Role, str] = {
-        "leaf": platforms.leaf if roce else "infiniband",
-        "spine": (platforms.spine or platforms.leaf) if roce else "infiniband",
-        "core": (platforms.core or platforms.spine or platforms.leaf) if roce else "infiniband",
+        "leaf": platforms.leaf if ethernet else "infiniband",
+        "spine": (platforms.spine or platforms.leaf) if ethernet else "infiniband",
+        "core": (platforms.core or platforms.spine or platforms.leaf) if ethernet else "infiniband",
     }
     loopbacks = _Pool(intent.addressing.loopbacks)
     asn = intent.addressing.asn
@@ -224,6 +264,7 @@ def build(intent: Intent) -> Fabric:
         tier_facts=_tier_facts(shape),
         bisection_gbps=bisection_gbps(shape),
         warnings=tuple(_warnings(intent, shape)),
+        role=role,
     )
     fabric.by_name.update((s.name, s) for s in switches)
     return fabric
@@ -274,6 +315,10 @@ def _warnings(intent: Intent, shape: sizing.Shape) -> list[str]:
     if installed_last < shape.su_size:
         out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes; "
                    "its leaves and uplinks are built in full so it can grow without recabling")
+    used = shape.spine_down + shape.spine_up
+    if used * 2 <= shape.spine.radix:
+        out.append(f"spines use {used} of their {shape.spine.radix} ports: the fabric can grow to "
+                   "twice its size on these spines, or fewer/smaller spines would do")
     if shape.tiers == 2 and shape.spines_per_pod < 4:
         out.append(f"{shape.spines_per_pod} spine(s) per plane: one spine failure removes "
                    f"{math.floor(100 / shape.spines_per_pod)}% of the leaf-spine bandwidth")

@@ -106,6 +106,8 @@ class Fabric:
     tier_facts: tuple[TierFacts, ...]
     bisection_gbps: int
     warnings: tuple[str, ...] = ()
+    role: str = "compute"  # compute | storage | management
+    extras: tuple[Fabric, ...] = ()  # separate storage/management networks (cabling and BoM)
     by_name: dict[str, Switch] = field(default_factory=dict, compare=False, repr=False)
 
     def switches_of(self, role: Role) -> tuple[Switch, ...]:

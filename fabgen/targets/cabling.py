@@ -1,0 +1,212 @@
+"""Cabling target: the cable plan as CSV and JSON (a row per cable) and a grouped graphviz DOT.
+
+Port names are the ones each end's platform prints (SONiC Ethernet0, EOS Ethernet1/1, Cumulus
+swp1s0, InfiniBand port numbers; hosts by RDMA device), so the sheet can be checked against LLDP
+or ibnetdiscover on the installed fabric. Rows follow Fabric.links, which is already in a stable
+order; nothing here reads a clock or the disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from fabgen.catalog.ports import host_port_name, switch_port_name
+from fabgen.intent.units import format_speed
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.topology.model import Fabric, HostPort, Link, Switch
+from fabgen.topology.summary import FabricView, Group, switch_lookup, view
+
+__all__ = [
+    "ADDRESS_COLUMNS",
+    "COLUMNS",
+    "DOT_MAX_GROUPS",
+    "SWITCH_KEYS",
+    "TARGET",
+    "CablingTarget",
+    "cable_rows",
+    "columns",
+    "render_csv",
+    "render_dot",
+    "render_json",
+    "switch_rows",
+]
+
+COLUMNS = ("id", "kind", "plane", "a_device", "a_port", "a_netdev", "z_device", "z_port",
+           "speed", "media")
+# RoCE links are routed /31s; InfiniBand has no IP on the fabric, so it gets no address columns.
+ADDRESS_COLUMNS = ("a_address", "z_address")
+SWITCH_KEYS = ("name", "role", "plane", "group", "rail", "model", "radix", "platform", "asn",
+               "loopback")
+# Per tier and plane; beyond it consecutive units/pods merge into one box (see summary.view).
+# Eight keeps a dual-plane 100k-GPU drawing within a screen's width.
+DOT_MAX_GROUPS = 8
+
+Row = dict[str, Any]
+
+
+def columns(fabric: Fabric) -> tuple[str, ...]:
+    """CSV columns (and JSON row keys) of this fabric, in order."""
+    return COLUMNS + (ADDRESS_COLUMNS if fabric.transport == "roce" else ())
+
+
+def _host_ports(fabric: Fabric) -> dict[tuple[str, int], HostPort]:
+    return {(host.name, hp.dev): hp for host in fabric.hosts for hp in host.ports}
+
+
+def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, int], HostPort],
+         roce: bool) -> Row:
+    if link.kind == "node-leaf":
+        hp = host_ports.get((link.a_device, link.a_port))
+        if hp is None:
+            raise ValueError(f"cable {link.id}: {link.a_device} has no port dev {link.a_port}")
+        a_port, a_netdev = host_port_name(hp), hp.netdev
+    else:
+        a_port, a_netdev = switch_port_name(switches[link.a_device], link.a_port), None
+    row: Row = {
+        "id": link.id,
+        "kind": link.kind,
+        "plane": link.plane,
+        "a_device": link.a_device,
+        "a_port": a_port,
+        "a_netdev": a_netdev,
+        "z_device": link.z_device,
+        "z_port": switch_port_name(switches[link.z_device], link.z_port),
+        "speed": format_speed(link.speed_gbps),
+        "media": link.media,
+    }
+    if roce:
+        row["a_address"] = str(link.a_address) if link.a_address is not None else None
+        row["z_address"] = str(link.z_address) if link.z_address is not None else None
+    return row
+
+
+def cable_rows(fabric: Fabric) -> list[Row]:
+    """One row per cable, in Fabric.links order; keys are `columns(fabric)`.
+
+    `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
+    on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
+    """
+    switches = switch_lookup(fabric)
+    host_ports = _host_ports(fabric)
+    roce = fabric.transport == "roce"
+    return [_row(link, switches, host_ports, roce) for link in fabric.links]
+
+
+def switch_rows(fabric: Fabric) -> list[Row]:
+    """One object per switch with the keys of SWITCH_KEYS, in Fabric.switches order."""
+    return [{
+        "name": sw.name,
+        "role": sw.role,
+        "plane": sw.plane,
+        "group": sw.group,
+        "rail": sw.rail,
+        "model": sw.model,
+        "radix": sw.radix,
+        "platform": sw.platform,
+        "asn": sw.asn,
+        "loopback": str(sw.loopback) if sw.loopback is not None else None,
+    } for sw in fabric.switches]
+
+
+def render_csv(fabric: Fabric, rows: list[Row] | None = None) -> str:
+    """RFC 4180 CSV with a header; empty cells for None; `\\n` line ends for stable diffs."""
+    cols = columns(fabric)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(cols)
+    for row in rows if rows is not None else cable_rows(fabric):
+        writer.writerow(["" if row[c] is None else row[c] for c in cols])
+    return out.getvalue()
+
+
+def render_json(fabric: Fabric, rows: list[Row] | None = None) -> str:
+    """`{"cables": [...], "name": ..., "switches": [...]}`, sorted keys, indent 2."""
+    doc = {
+        "name": fabric.name,
+        "cables": rows if rows is not None else cable_rows(fabric),
+        "switches": switch_rows(fabric),
+    }
+    return json.dumps(doc, sort_keys=True, indent=2) + "\n"
+
+
+def _dot_text(text: str) -> str:
+    """A DOT double-quoted string: quotes and backslashes escaped, newlines as label breaks."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def render_dot(fabric: Fabric, grouped: FabricView | None = None, gpus_per_node: int = 0) -> str:
+    """Undirected DOT graph, one node per group of devices and one edge per group pair.
+
+    Groups are what summary.view makes (a plane's leaves of a scalable unit, a pod's spines, a
+    core group), merged further past DOT_MAX_GROUPS per tier so a 100k-GPU fabric still draws;
+    edge labels are cable counts. Hosts are never drawn one by one.
+    """
+    v = grouped if grouped is not None else view(fabric, DOT_MAX_GROUPS, gpus_per_node)
+    speed = format_speed(fabric.speed_gbps)
+    lines = [
+        f"// fabgen cabling of {fabric.name}: devices grouped by tier, plane and unit;",
+        "// edge labels count the cables between two groups.",
+        f"graph {_dot_text(fabric.name)} {{",
+        "  graph [rankdir=BT, nodesep=0.3, ranksep=1.2, splines=line];",
+        '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    def node_lines(groups: tuple[Group, ...], indent: str) -> list[str]:
+        out = [f"{indent}{{ rank=same; // {groups[0].role}"]
+        for g in groups:
+            label = "\n".join(part for part in (g.label, g.detail, g.model) if part)
+            out.append(f"{indent}  {_dot_text(g.id)} [label={_dot_text(label)}];")
+        out.append(f"{indent}}}")
+        return out
+
+    # Planes are disjoint copies; a cluster per plane keeps each one's tiers together.
+    for plane in range(fabric.planes):
+        rows = [tuple(g for g in v.row(role) if g.plane == plane)
+                for role in ("core", "spine", "leaf")]
+        if fabric.planes == 1:
+            lines.extend(line for row in rows if row for line in node_lines(row, "  "))
+            continue
+        lines.append(f"  subgraph {_dot_text(f'cluster_plane{plane + 1}')} {{")
+        lines.append(f"    label={_dot_text(f'plane {plane + 1}')};")
+        lines.extend(line for row in rows if row for line in node_lines(row, "    "))
+        lines.append("  }")
+    if v.row("hosts"):
+        lines.extend(node_lines(v.row("hosts"), "  "))
+    for e in v.edges:
+        label = f"{e.links:,} x {speed}"
+        lines.append(f"  {_dot_text(e.a)} -- {_dot_text(e.z)} [label={_dot_text(label)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+class CablingTarget:
+    """The `cabling` target: cabling/cabling.csv, cabling/cabling.json, cabling/topology.dot."""
+
+    name = "cabling"
+    description = "cable plan (CSV, JSON) and a grouped topology drawing (graphviz DOT)"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        # Every fabric has cables, InfiniBand and RoCE alike.
+        del ctx
+        return True
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        fabric = ctx.fabric
+        rows = cable_rows(fabric)
+        files = {
+            "cabling/cabling.csv": render_csv(fabric, rows),
+            "cabling/cabling.json": render_json(fabric, rows),
+            "cabling/topology.dot": render_dot(fabric,
+                                               gpus_per_node=ctx.intent.cluster.node.gpus),
+        }
+        for extra in fabric.extras:
+            extra_rows = cable_rows(extra)
+            files[f"cabling/{extra.role}.csv"] = render_csv(extra, extra_rows)
+            files[f"cabling/{extra.role}.json"] = render_json(extra, extra_rows)
+        return files
+
+
+TARGET = CablingTarget()

@@ -1,0 +1,263 @@
+"""Report target: report.md (summary, bill of materials, oversubscription, bisection, QoS plan,
+warnings) and report.svg, the fabric drawn by tier.
+
+All numbers are computed here or in topology.summary and passed to the template as display
+strings; the template only lays them out (no counting, sorting or arithmetic in Jinja).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+from fabgen import catalog, qos, templating
+from fabgen.intent.models import Intent
+from fabgen.intent.units import format_ratio, format_speed
+from fabgen.qos import QosPlan, TrafficClass
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.picture import render_svg
+from fabgen.topology.model import ROLES, Fabric, Switch
+from fabgen.topology.summary import LINK_KINDS, summarize
+
+__all__ = ["TARGET", "ReportTarget", "report_context"]
+
+_TIER_TITLE = {"leaf": "Leaf", "spine": "Spine", "core": "Core"}
+_TRANSPORT = {"roce": "RoCEv2 (Ethernet)", "infiniband": "InfiniBand"}
+
+
+def _number(value: Fraction, places: int = 2) -> str:
+    """A decimal with at most `places` digits, trailing zeros dropped (51.2, 400, 0.33)."""
+    text = f"{float(value):,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 1000} KB" if n % 1000 == 0 else f"{n} B"
+
+
+def _catalog_name(model: str) -> str:
+    known = catalog.switches().get(model)
+    if known is None:
+        return "custom (not in the catalog)"
+    if known.name.lower().startswith(known.vendor.lower()):
+        return known.name
+    return f"{known.vendor} {known.name}"
+
+
+def _switch_rows(fabric: Fabric) -> list[dict[str, str]]:
+    """One row per (tier, model): count, catalog name, ports and how they are used."""
+    by_key: dict[tuple[int, str], list[Switch]] = {}
+    for sw in fabric.switches:
+        by_key.setdefault((ROLES.index(sw.role), sw.model), []).append(sw)
+    rows = []
+    for (role_index, model), devs in sorted(by_key.items()):
+        first = devs[0]
+        split = (f" ({first.breakout}x{format_speed(first.speed_gbps)} breakout)"
+                 if first.breakout > 1 else "")
+        rows.append({
+            "tier": _TIER_TITLE[ROLES[role_index]],
+            "model": model,
+            "name": _catalog_name(model),
+            "count": f"{len(devs):,}",
+            "ports": f"{first.radix} x {format_speed(first.speed_gbps)}{split}",
+            "use": f"{first.down_ports} down / {first.up_ports} up",
+        })
+    return rows
+
+
+def _cable_rows(fabric: Fabric) -> list[dict[str, str]]:
+    counts = Counter((link.kind, link.media) for link in fabric.links)
+    return [{"kind": kind, "media": media, "count": f"{counts[kind, media]:,}"}
+            for kind, media in sorted(counts, key=lambda k: (LINK_KINDS.index(k[0]), k[1]))]
+
+
+def _hosts_per_leaf(fabric: Fabric) -> list[dict[str, str]]:
+    """Leaves grouped by how many host ports and nodes they serve (a partial SU shows apart)."""
+    ports: Counter[str] = Counter()
+    nodes: dict[str, set[str]] = {}
+    for link in fabric.links:
+        if link.kind == "node-leaf":
+            ports[link.z_device] += 1
+            nodes.setdefault(link.z_device, set()).add(link.a_device)
+    shapes: Counter[tuple[int, int]] = Counter(
+        (ports[sw.name], len(nodes.get(sw.name, ()))) for sw in fabric.switches
+        if sw.role == "leaf")
+    return [{"ports": f"{p:,}", "nodes": f"{n:,}", "leaves": f"{shapes[p, n]:,}"}
+            for p, n in sorted(shapes, reverse=True)]
+
+
+def _oversubscription_rows(fabric: Fabric, intent: Intent) -> list[dict[str, str]]:
+    asked = intent.topology.oversubscription
+    requested = {"leaf": asked.leaf, "spine": asked.spine if fabric.tiers == 3 else None}
+    rows = []
+    for tf in fabric.tier_facts:
+        want = requested.get(tf.role)
+        achieved = tf.oversubscription
+        if achieved is None:
+            verdict = "top tier (no uplinks)"
+        elif want is None or achieved <= want:
+            verdict = "as requested" if want is None or achieved == want else "better"
+        else:
+            verdict = "WORSE than requested"
+        rows.append({
+            "tier": _TIER_TITLE[tf.role],
+            "requested": format_ratio(want) if want is not None else "-",
+            "achieved": format_ratio(achieved) if achieved is not None else "-",
+            "ports": f"{tf.down_ports} down / {tf.up_ports} up",
+            "verdict": verdict,
+        })
+    return rows
+
+
+def _dscp_text(cls: TrafficClass, all_others: bool) -> str:
+    if all_others:
+        return f"all others ({len(cls.dscp)} values)"
+    return ", ".join(str(d) for d in cls.dscp)
+
+
+def _qos_rows(plan: QosPlan) -> list[dict[str, str]]:
+    """One row per traffic class of the plan, in the plan's order (rdma, cnp, extras, default)."""
+    ecn = plan.ecn
+    rows = []
+    for cls in plan.classes:
+        if cls.ecn and ecn is not None:
+            ecn_text = (f"{_bytes(ecn.min_bytes)} - {_bytes(ecn.max_bytes)}, "
+                        f"{ecn.probability}%")
+        else:
+            ecn_text = "off"
+        scheduler = ("strict priority" if cls.scheduling == "strict"
+                     else f"DWRR weight {cls.weight}")
+        rows.append({
+            "name": cls.name,
+            "dscp": _dscp_text(cls, cls.name == "default"),
+            "priority": str(cls.priority),
+            "queue": str(cls.queue),
+            "pfc": "on" if cls.lossless else "off",
+            "ecn": ecn_text,
+            "scheduler": scheduler,
+        })
+    return rows
+
+
+def _qos_notes(plan: QosPlan) -> list[str]:
+    wd = plan.watchdog
+    watchdog = (f"detection {wd.detection_ms} ms, restoration {wd.restoration_ms} ms, "
+                f"poll {wd.poll_ms} ms, action {wd.action}" if wd.enabled else "off")
+    return [
+        f"MTU: switch ports {plan.mtu}, host netdevs {plan.host_mtu}",
+        "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
+        f"PFC watchdog: {watchdog}",
+        f"PFC headroom sized for cables up to {plan.cable_length_m} m",
+    ]
+
+
+def _ib_rows(intent: Intent) -> list[dict[str, str]]:
+    ib = intent.infiniband
+    return [
+        {"setting": "service level (compute traffic)", "value": str(ib.service_level)},
+        {"setting": "routing engine", "value": ib.routing_engine},
+        {"setting": "adaptive routing", "value": "on" if ib.adaptive_routing else "off"},
+        {"setting": "SHARP", "value": "on" if ib.sharp else "off"},
+        {"setting": "subnet manager priority", "value": str(ib.sm_priority)},
+    ]
+
+
+def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
+    """One row per switch tier of each separate storage/management network."""
+    rows = []
+    for extra in fabric.extras:
+        cables = len(extra.links)
+        for tf in extra.tier_facts:
+            rows.append({
+                "network": extra.role,
+                "transport": "InfiniBand" if extra.transport == "infiniband" else "Ethernet",
+                "tier": _TIER_TITLE[tf.role],
+                "model": tf.model,
+                "count": str(tf.count),
+                "oversubscription": format_ratio(tf.oversubscription)
+                if tf.oversubscription is not None else "-",
+                "cables": str(cables) if tf.role == "leaf" else "",
+            })
+    return rows
+
+
+def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = None
+                   ) -> dict[str, Any]:
+    """Every value the report template prints, as display-ready strings and lists.
+
+    The QoS table comes from `qos_plan` (the context's resolved plan), else from qos.plan(intent)
+    for a RoCE fabric, so the report prints the numbers the switches and NICs get.
+    """
+    roce = fabric.transport == "roce"
+    if roce and qos_plan is None:
+        qos_plan = qos.plan(intent)
+    plan = summarize(fabric, intent)
+    node = intent.cluster.node
+    gpus = plan["gpus"]
+    transport = _TRANSPORT[fabric.transport]
+    if intent.fabric.generation:
+        transport += f" {intent.fabric.generation.upper()}"
+    units = f"{plan['scalable_units']} x {plan['su_size']} nodes"
+    summary = [
+        ("Nodes", f"{plan['nodes']:,} x {node.model}"),
+        ("GPUs", f"{gpus:,} ({node.gpus} per node)"),
+        ("Compute NIC ports", f"{node.nics * node.nic_ports} per node ({node.nic})"),
+        ("Transport", transport),
+        ("Link speed", format_speed(fabric.speed_gbps)),
+        ("Topology", intent.topology.style),
+        ("Tiers", str(fabric.tiers)),
+        ("Planes", str(fabric.planes)),
+        ("Rails", str(fabric.rails) if fabric.rails else "- (rail-unaware)"),
+        ("Scalable units", units),
+    ]
+    bisection = fabric.bisection_gbps
+    per_gpu = Fraction(bisection, gpus // 2) if gpus >= 2 else Fraction(0)
+    switches_total = sum(plan["switches"].values())
+    cables_total = sum(plan["cables"].values())
+    return {
+        "title": intent.name,
+        "description": intent.description,
+        "summary": [{"label": k, "value": v} for k, v in summary],
+        "switches": _switch_rows(fabric),
+        "switches_total": f"{switches_total:,}",
+        "cables": _cable_rows(fabric),
+        "cables_total": f"{cables_total:,}",
+        "transceivers": [{"type": k, "count": f"{v:,}"}
+                         for k, v in plan["transceivers"].items()],
+        "transceivers_total": f"{sum(plan['transceivers'].values()):,}",
+        "hosts_per_leaf": _hosts_per_leaf(fabric),
+        "oversubscription": _oversubscription_rows(fabric, intent),
+        "extras": _extra_rows(fabric),
+        "bisection_tbps": _number(Fraction(bisection, 1000)),
+        "bisection_gbps": f"{bisection:,}",
+        "bisection_per_gpu": _number(per_gpu),
+        "roce": roce,
+        "qos": _qos_rows(qos_plan) if roce and qos_plan is not None else [],
+        "qos_notes": _qos_notes(qos_plan) if roce and qos_plan is not None else [],
+        "ib": _ib_rows(intent) if fabric.transport == "infiniband" else [],
+        "warnings": plan["warnings"],
+        "picture": "report.svg",
+    }
+
+
+class ReportTarget:
+    """The `report` target: report.md and the report.svg it embeds."""
+
+    name = "report"
+    description = "Markdown report (BoM, oversubscription, bisection, QoS plan) and an SVG"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        # Every fabric gets a report.
+        del ctx
+        return True
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        context = report_context(ctx.fabric, ctx.intent, ctx.qos)
+        return {
+            "report.md": templating.render("report/report.md.j2", **context),
+            "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
+        }
+
+
+TARGET = ReportTarget()
