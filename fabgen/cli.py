@@ -251,6 +251,10 @@ def format_plan(summary: dict[str, Any]) -> str:
                                          summary["oversubscription"].items() if v),
         f"bisection:     {summary['bisection_gbps'] / 1000:g} Tb/s",
     ]
+    for role, net in summary.get("networks", {}).items():
+        lines.append(f"{role + ':':<14} " + ", ".join(
+            f"{k} {v} {net['switch_models'].get(k, '')}".rstrip()
+            for k, v in net["switches"].items()) + f", {net['cables']} cables")
     lines += [f"warning: {w}" for w in summary.get("warnings", [])]
     return "\n".join(lines)
 

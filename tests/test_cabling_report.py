@@ -293,7 +293,12 @@ def test_summary_matches_recount(case: str) -> None:
     assert list(plan) == ["name", "transport", "speed_gbps", "nodes", "gpus", "tiers", "planes",
                           "rails", "scalable_units", "su_size", "switches", "switch_models",
                           "cables", "transceivers", "oversubscription", "bisection_gbps",
-                          "warnings"]
+                          "networks", "warnings"]
+    assert plan["networks"] == {
+        e.role: {"transport": e.transport, "speed_gbps": e.speed_gbps,
+                 "switches": dict(Counter(s.role for s in e.switches)),
+                 "switch_models": {tf.role: tf.model for tf in e.tier_facts},
+                 "cables": len(e.links)} for e in fabric.extras}
     kinds = Counter(link.kind for link in fabric.links)
     assert plan["cables"] == {"node-leaf": kinds["node-leaf"], "leaf-spine": kinds["leaf-spine"],
                               "spine-core": kinds["spine-core"]}

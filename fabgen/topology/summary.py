@@ -122,6 +122,15 @@ def summarize(fabric: Fabric, intent: Intent) -> dict[str, Any]:
             for role in ("leaf", "spine")
         },
         "bisection_gbps": fabric.bisection_gbps,
+        "networks": {
+            extra.role: {
+                "transport": extra.transport,
+                "speed_gbps": extra.speed_gbps,
+                "switches": dict(Counter(sw.role for sw in extra.switches)),
+                "switch_models": {tf.role: tf.model for tf in extra.tier_facts},
+                "cables": len(extra.links),
+            } for extra in fabric.extras
+        },
         "warnings": list(fabric.warnings),
     }
 
