@@ -186,6 +186,14 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     for role in ("storage", "management"):
         if getattr(topo, role) is not None:
             _extra(intent, role, diags)
+    if not topo.full_units and intent.fabric.transport == "infiniband":
+        diags.error("OpenSM's ftree needs equal port groups on every leaf; an InfiniBand "
+                    "fabric builds partial units in full", ("topology", "full_units"))
+    if topo.min_spines > shape.spines_per_pod:
+        diags.warn(f"min_spines {topo.min_spines} cannot be met: each leaf has "
+                   f"{shape.leaf_up} uplinks, so at most {shape.spines_per_pod} spines per "
+                   f"{'pod' if shape.tiers == 3 else 'plane'} get equal links",
+                   ("topology", "min_spines"))
     if topo.tiers == 3 and shape.pods == 1:
         diags.warn("3 tiers forced, but the fabric fits in one pod: every core links to a single "
                    "spine and adds cost without paths", ("topology", "tiers"),

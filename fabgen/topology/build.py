@@ -143,13 +143,17 @@ def _build(intent: Intent, role: str) -> Fabric:
             loopback=loopbacks.host() if roce else None, down_ports=down, up_ports=up))
 
     rail_opt = topo.style == "rail-optimized"
+    leaf_ports = _leaf_ports(intent, shape)
     for plane in range(shape.planes):
         for unit in range(shape.units):
             for local in range(shape.leaves_per_unit):
+                if (unit, local) not in leaf_ports:
+                    continue  # a classic leaf of a partial unit with no host yet
                 name = names.leaf(plane, unit, local)
                 leaf_names[plane, unit, local] = name
+                down, up = leaf_ports[unit, local]
                 add(name, "leaf", plane, unit, local, local if rail_opt else None, shape.leaf,
-                    shape.leaf_down, shape.leaf_up, leaf_asn)
+                    down, up, leaf_asn)
                 leaf_asn += 1
         for pod in range(shape.pods):
             for index in range(shape.spines_per_pod):
@@ -224,17 +228,22 @@ def _build(intent: Intent, role: str) -> Fabric:
         for unit in range(shape.units):
             pod, unit_in_pod = divmod(unit, shape.units_per_pod)
             for local in range(shape.leaves_per_unit):
+                if (unit, local) not in leaf_ports:
+                    continue
                 leaf = leaf_names[plane, unit, local]
                 leaf_in_pod = unit_in_pod * shape.leaves_per_unit + local
-                for up in range(shape.leaf_up):
-                    index, k = divmod(up, links_ls)
+                # A trimmed leaf (full_units: false) has fewer links per spine; its cables keep
+                # the ports a full leaf would use, so growing it only adds cables.
+                links_here = leaf_ports[unit, local][1] // shape.spines_per_pod
+                for index in range(shape.spines_per_pod):
                     spine = spine_names[plane, pod, index]
-                    spine_port = leaf_in_pod * links_ls + k + 1
-                    a_addr = z_addr = None
-                    if roce:
-                        z_addr, a_addr = p2p_pool.p31()
-                    cable("leaf-spine", leaf, shape.leaf_down + up + 1, spine, spine_port, plane,
-                          a_addr, z_addr)
+                    for k in range(links_here):
+                        spine_port = leaf_in_pod * links_ls + k + 1
+                        a_addr = z_addr = None
+                        if roce:
+                            z_addr, a_addr = p2p_pool.p31()
+                        cable("leaf-spine", leaf, shape.leaf_down + index * links_ls + k + 1,
+                              spine, spine_port, plane, a_addr, z_addr)
         if shape.tiers == 3:
             links_sc = shape.spine_core_links
             for pod in range(shape.pods):
@@ -268,6 +277,37 @@ def _build(intent: Intent, role: str) -> Fabric:
     )
     fabric.by_name.update((s.name, s) for s in switches)
     return fabric
+
+
+def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tuple[int, int]]:
+    """(unit, leaf) -> (down ports, up ports) of every leaf to build.
+
+    Full units: the sized split everywhere. With `full_units: false` the leaves of a partial last
+    unit get only the uplinks their installed hosts need (rounded up so each spine still gets an
+    equal share), and a classic unit's empty leaves are not built.
+    """
+    full = {(u, local): (shape.leaf_down, shape.leaf_up)
+            for u in range(shape.units) for local in range(shape.leaves_per_unit)}
+    installed = shape.nodes - (shape.units - 1) * shape.su_size
+    if intent.topology.full_units or installed == shape.su_size:
+        return full
+    last = shape.units - 1
+    ratio = intent.topology.oversubscription.leaf
+    spines = shape.spines_per_pod
+    rail_opt = intent.topology.style == "rail-optimized"
+    per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
+    for local in range(shape.leaves_per_unit):
+        if rail_opt:
+            used = installed
+        else:
+            nodes = min(per_leaf, max(0, installed - local * per_leaf))
+            used = nodes * shape.ports_per_node
+        if used == 0:
+            del full[last, local]
+            continue
+        up = spines * math.ceil(math.ceil(Fraction(used) / ratio) / spines)
+        full[last, local] = (used, min(up, shape.leaf_up))
+    return full
 
 
 def _expand(value: str | list[str], count: int, nic_ports: int, planes: int) -> list[str]:
@@ -312,9 +352,12 @@ def _tier_facts(shape: sizing.Shape) -> tuple[TierFacts, ...]:
 def _warnings(intent: Intent, shape: sizing.Shape) -> list[str]:
     out: list[str] = []
     installed_last = shape.nodes - (shape.units - 1) * shape.su_size
-    if installed_last < shape.su_size:
+    if installed_last < shape.su_size and intent.topology.full_units:
         out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes; "
                    "its leaves and uplinks are built in full so it can grow without recabling")
+    elif installed_last < shape.su_size:
+        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes "
+                   "and is cabled for them only (full_units: false): growing it adds uplinks")
     used = shape.spine_down + shape.spine_up
     if used * 2 <= shape.spine.radix:
         out.append(f"spines use {used} of their {shape.spine.radix} ports: the fabric can grow to "

@@ -26,6 +26,21 @@ _KIND_ROLES: dict[LinkKind, tuple[Role | None, Role]] = {
 # Examples per finding: enough to locate a miscabling by hand, short enough to read.
 _EXAMPLES = 4
 
+# Every finding code, in the order check_fabric reports them; stable, so CI can match on them.
+CODES: dict[str, str] = {
+    "link-kind": "a cable's ends are not the roles its kind says, or name no known device/port",
+    "plane-mismatch": "a cable joins devices of different planes",
+    "nic-port-uncabled": "a host's compute port has no cable",
+    "nic-port-cabled-twice": "a host's compute port has more than one cable",
+    "radix-exceeded": "a cable uses a switch port outside 1..radix",
+    "port-reused": "a switch port carries more than one cable",
+    "rail-misaligned": "a rail of an SU spans leaves, or a leaf serves several rails/SUs",
+    "port-plan": "a switch has more down- or uplinks cabled than its down/up port split",
+    "asymmetric": "unequal link counts between a switch and the switches of its upper group",
+    "su-split": "the leaves of one scalable unit are cabled to different pods",
+    "oversubscription": "a switch's down:up ratio is above the one asked for",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -41,7 +56,8 @@ class Finding:
 
 def check_fabric(fabric: Fabric, *,
                  expected_oversubscription: dict[str, Fraction] | None = None) -> list[Finding]:
-    """Every invariant of DESIGN §3 that `fabric` violates, in a stable order; [] when sound.
+    """Every invariant of DESIGN §3 that `fabric` (and its storage/management networks)
+    violates, in a stable order; [] when sound.
 
     `expected_oversubscription` maps a role (`leaf`, `spine`) to the highest down:up ratio its
     switches may have; omit it to skip that check.
@@ -55,13 +71,17 @@ def check_fabric(fabric: Fabric, *,
     out += _switch_ports(fabric.links, switches)
     if fabric.rails > 0:
         out += _rails(fabric.links, switches, host_ports)
-    up, down = _tier_links(fabric.links, switches)
+    up, down = _tier_links(fabric.links)
     out += _port_plan(fabric.switches, up, down)
     out += _symmetry(fabric, switches, up, "leaf", "spine")
     if fabric.tiers >= 3:
         out += _symmetry(fabric, switches, up, "spine", "core")
     if expected_oversubscription:
         out += _oversubscription(fabric.switches, up, expected_oversubscription)
+    # Storage and management networks are fabrics of their own, held by the compute fabric;
+    # the same invariants hold there (their oversubscription is their own, so not checked).
+    for extra in fabric.extras:
+        out += [Finding(f.code, f"{extra.role} network: {f.message}") for f in check_fabric(extra)]
     return out
 
 
@@ -191,8 +211,7 @@ def _rails(links: Iterable[Link], switches: dict[str, Switch],
     return out
 
 
-def _tier_links(links: Iterable[Link], switches: dict[str, Switch]
-                ) -> tuple[dict[str, Counter[str]], dict[str, int]]:
+def _tier_links(links: Iterable[Link]) -> tuple[dict[str, Counter[str]], dict[str, int]]:
     """Per switch: its uplinks counted per upper switch, and its number of downlinks."""
     up: dict[str, Counter[str]] = defaultdict(Counter)
     down: Counter[str] = Counter()
@@ -242,6 +261,10 @@ def _symmetry(fabric: Fabric, switches: dict[str, Switch], up: dict[str, Counter
     # (a leaf's pod is defined by its cabling), or every pod of the plane (for cores).
     members: dict[tuple[int, int], set[str]] = defaultdict(set)
     pods_of_plane: dict[int, set[str]] = defaultdict(set)
+    # (plane, SU) -> pod -> its leaves: a unit is cabled to one pod as a whole, else rail-local
+    # traffic of one SU crosses the core and the pods' sizes no longer match the plan.
+    unit_pods: dict[tuple[int, int], dict[tuple[int, int], list[str]]] = defaultdict(
+        lambda: defaultdict(list))
     for s in fabric.switches:
         if s.role != lower_role:
             continue
@@ -265,6 +288,8 @@ def _symmetry(fabric: Fabric, switches: dict[str, Switch], up: dict[str, Counter
             out.append(Finding("asymmetric", f"{s.name} reaches {len(per_group)} "
                                f"{upper_role} groups: {spread}"))
         group = per_group.most_common(1)[0][0]
+        if lower_role == "leaf":
+            unit_pods[s.plane, s.group][group].append(s.name)
         missing = [name for name in groups[group] if name not in uppers]
         if len(set(uppers.values())) > 1 or missing:
             detail = _examples(f"{name} x{n}" for name, n in sorted(uppers.items()))
@@ -272,6 +297,12 @@ def _symmetry(fabric: Fabric, switches: dict[str, Switch], up: dict[str, Counter
                 detail += f"; none to {_examples(missing)}"
             out.append(Finding("asymmetric", f"{s.name} has unequal links to the "
                                f"{upper_role}s of its group: {detail}"))
+    for (plane, unit), pods in unit_pods.items():
+        if len(pods) > 1:
+            spread = "; ".join(f"{_examples(leaves)} to the spines of pod {g + 1}"
+                               for (_, g), leaves in pods.items())
+            out.append(Finding("su-split", f"SU {unit + 1} of plane {plane + 1} is cabled to "
+                               f"{len(pods)} pods: {spread}"))
     what = "leaves of its pod" if lower_role == "leaf" else "pods"
     for (plane, grp), names in groups.items():
         expected = (members.get((plane, grp), set()) if lower_role == "leaf"
@@ -279,7 +310,15 @@ def _symmetry(fabric: Fabric, switches: dict[str, Switch], up: dict[str, Counter
         for name in names:
             got = received.get(name, Counter())
             missing = sorted(expected - got.keys())
-            if len(set(got.values())) > 1 or missing:
+            if lower_role == "leaf":
+                # Each leaf owes every spine of its pod an equal share of its uplinks. A leaf of
+                # a partial unit built with `full_units: false` has fewer uplinks (and fewer
+                # hosts), so its share is smaller but still equal over the spines.
+                share = {key: switches[key].up_ports // len(names) for key in got}
+                unequal = any(n != share[key] for key, n in got.items())
+            else:
+                unequal = len(set(got.values())) > 1
+            if unequal or missing:
                 detail = _examples(f"{key} x{n}" for key, n in sorted(got.items()))
                 if missing:
                     detail += f"; none from {_examples(missing)}"

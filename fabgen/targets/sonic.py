@@ -1,0 +1,568 @@
+"""SONiC target: config_db.json and an FRR bgpd config per SONiC switch, from Fabric + QosPlan.
+
+Two layers (DESIGN §7): `device_config` builds the config_db dict exactly as SONiC stores it
+(table -> key -> field -> str), then `config_db_text` serialises it with sorted keys. Only tables
+that have a SONiC YANG model are written, so every file can be checked with libyang (the tests
+do). The FRR config is a text format, so it goes through `templates/sonic/frr.conf.j2`; the
+template only prints what `frr_data` computed.
+
+Every QoS number comes from the QosPlan; every address, ASN and port from the Fabric. The few
+constants below are platform facts or conventions, each with the document it comes from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from ipaddress import IPv4Interface
+from typing import Any
+
+from fabgen import catalog, templating
+from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
+from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
+
+__all__ = [
+    "MAP_NAME",
+    "TARGET",
+    "Headroom",
+    "SonicTarget",
+    "config_db_text",
+    "device_config",
+    "frr_data",
+    "frr_text",
+    "headroom",
+]
+
+Table = dict[str, dict[str, str]]
+ConfigDb = dict[str, Table]
+
+# One name for every QoS map and the cable-length list. The YANG models only constrain the
+# pattern ([a-zA-Z0-9][-a-zA-Z0-9_]{0,31}); PORT_QOS_MAP refers to the maps by this name.
+MAP_NAME = "ROCE"
+WRED_NAME = "ROCE_LOSSLESS"
+# DEVICE_METADATA.type per role: SONiC's names for the tiers of a Clos (sonic-device_metadata.yang
+# `type` pattern). A third tier is the layer above the spines.
+ROUTER_TYPE: dict[Role, str] = {"leaf": "LeafRouter", "spine": "SpineRouter",
+                                "core": "UpperSpineRouter"}
+# BGP timers for the underlay: FRR's `datacenter` profile defaults (keepalive 3 s, hold 9 s),
+# which RFC 7938 fabrics use so a dead link is withdrawn in seconds, not minutes. The same
+# values go to BGP_NEIGHBOR and to frr.conf so the two never disagree.
+BGP_KEEPALIVE_S = 3
+BGP_HOLDTIME_S = 9
+# ECMP width; FRR accepts up to its compile-time MULTIPATH_NUM (SONiC builds FRR with 256).
+BGP_MAXIMUM_PATHS = 64
+
+# SONiC platform string and HwSKU by catalog model and breakout, as named by the device
+# directories of sonic-buildimage (device/mellanox/x86_64-nvidia_sn5600-r0/<hwsku>/,
+# device/arista/x86_64-arista_7060x6_64pe/<hwsku>/). The HwSKU fixes the port layout, so it
+# depends on how the cages are split.
+PLATFORM: dict[str, str] = {
+    "sn5600": "x86_64-nvidia_sn5600-r0",
+    "7060x6-64pe": "x86_64-arista_7060x6_64pe",
+}
+HWSKU: dict[tuple[str, int], str] = {
+    ("sn5600", 1): "ACS-SN5600",
+    ("sn5600", 2): "Mellanox-SN5600-O128",
+    ("sn5600", 4): "Mellanox-SN5600-V256",
+    ("7060x6-64pe", 2): "Arista-7060X6-64PE-O128S2",
+    ("7060x6-64pe", 4): "Arista-7060X6-64PE-256x200G",
+}
+# Shared packet buffer SONiC gives the ASIC (bytes): egress_lossless_pool size in the platform's
+# buffers_defaults_t1.j2 (Mellanox-SN5600-C224O8: 158229504; Arista-7060X6-64PE-O128S2:
+# 165660324). For other models the pool sizes are left out (the YANG model allows it) and must
+# come from the platform's own buffer templates.
+SHARED_BUFFER_BYTES: dict[str, int] = {
+    "sn5600": 158_229_504,
+    "7060x6-64pe": 165_660_324,
+}
+# Dynamic-threshold exponents (alpha = 2^n of the free pool a queue may take), as SONiC's
+# Mellanox buffer templates set them (buffers_defaults_objects.j2): lossless PGs 0 (the
+# DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th), lossy PGs and queues 3, egress 7.
+DYNAMIC_TH_LOSSLESS_PG = 0
+DYNAMIC_TH_LOSSY = 3
+DYNAMIC_TH_EGRESS = 7
+
+# Headroom inputs. Signal speed in fibre/copper (about 0.66 c), the constant SONiC's headroom
+# scripts use (sonic-swss cfgmgr/buffer_headroom_*.lua, speed_of_light = 198000000 m/s).
+SIGNAL_SPEED_M_PER_S = 198_000_000
+# Peer response time in pause quanta (512 bit times each) by port speed in Gb/s: the most a MAC
+# may keep sending after it receives a PAUSE/PFC frame, IEEE 802.3 Annex 31B.3.7 (the table in
+# sonic-swss cfgmgr/buffer_headroom_barefoot.lua).
+PAUSE_QUANTA: dict[int, int] = {10: 67, 25: 80, 40: 118, 50: 147, 100: 394, 200: 453, 400: 905}
+PAUSE_QUANTUM_BITS = 512
+HEADROOM_CELL = 1024  # headroom is rounded up to 1 KiB, as SONiC's headroom scripts do
+
+_QUEUES = range(8)  # 802.1p priorities 0..7 = traffic classes = egress queues
+# What may appear in PORT.description: the peer name and port, nothing a CLI would parse.
+_UNSAFE_DESCRIPTION = re.compile(r"[^A-Za-z0-9._:/@+-]")
+
+
+class SonicTarget:
+    name = "sonic"
+    description = "SONiC config_db.json and FRR bgpd config per SONiC switch (RoCE fabrics)"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return ctx.qos is not None and any(s.platform == "sonic" for s in ctx.fabric.switches)
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        index = _links_by_switch(ctx.fabric)
+        out: Artifacts = {}
+        for switch in ctx.fabric.switches:
+            if switch.platform != "sonic":
+                continue
+            ports = _ports(ctx.fabric, switch, index.get(switch.name, ()))
+            out[f"sonic/{switch.name}/config_db.json"] = config_db_text(
+                _device_config(ctx, switch, ports))
+            out[f"sonic/{switch.name}/frr.conf"] = frr_text(_frr_data(ctx, switch, ports))
+        return out
+
+
+TARGET = SonicTarget()
+
+
+# --- facts per port -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _Port:
+    """One cabled port of the switch being rendered, with what is at the other end."""
+
+    number: int  # logical port 1..radix
+    name: str  # Ethernet<N>
+    link: Link
+    address: IPv4Interface | None  # this end's /31
+    peer: str
+    peer_port: str
+    peer_address: IPv4Interface | None
+    peer_asn: int | None  # None for a host (hosts do not speak BGP)
+
+
+def _links_by_switch(fabric: Fabric) -> dict[str, list[Link]]:
+    index: dict[str, list[Link]] = {}
+    for link in fabric.links:
+        index.setdefault(link.a_device, []).append(link)
+        index.setdefault(link.z_device, []).append(link)
+    return index
+
+
+def _ports(fabric: Fabric, switch: Switch, links: list[Link] | tuple[Link, ...]) -> list[_Port]:
+    switches = fabric.by_name or {s.name: s for s in fabric.switches}
+    hosts: dict[str, Host] = {h.name: h for h in fabric.hosts}
+    ports: list[_Port] = []
+    for link in links:
+        if link.a_device == switch.name:
+            number, address = link.a_port, link.a_address
+            peer, peer_number, peer_address = link.z_device, link.z_port, link.z_address
+        else:
+            number, address = link.z_port, link.z_address
+            peer, peer_number, peer_address = link.a_device, link.a_port, link.a_address
+        peer_switch = switches.get(peer)
+        if peer_switch is not None:
+            peer_port = switch_port_name(peer_switch, peer_number)
+            peer_asn = peer_switch.asn
+        else:
+            peer_port = host_port_name(_host_port(hosts[peer], peer_number))
+            peer_asn = None
+        ports.append(_Port(number, switch_port_name(switch, number), link, address, peer,
+                           peer_port, peer_address, peer_asn))
+    # Logical port order is the natural order of Ethernet<N> (N grows with the port).
+    return sorted(ports, key=lambda p: p.number)
+
+
+def _host_port(host: Host, dev: int) -> HostPort:
+    return next(hp for hp in host.ports if hp.dev == dev)
+
+
+# --- buffer headroom ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    """Lossless PG headroom in bytes: pause above xoff, resume below xon; size = xon + xoff."""
+
+    xon: int
+    xoff: int
+
+    @property
+    def size(self) -> int:
+        return self.xon + self.xoff
+
+
+def _round_cell(value: float) -> int:
+    return math.ceil(value / HEADROOM_CELL) * HEADROOM_CELL
+
+
+def headroom(speed_gbps: int, cable_length_m: int, mtu: int) -> Headroom:
+    """PFC headroom of one lossless PG, from the IEEE 802.1Qbb delay model (Annex N).
+
+    After the PG crosses xoff, the switch still receives, before the peer stops sending:
+      - one maximum frame it was itself transmitting when it decided to pause (PFC waits for it),
+      - one maximum frame the peer had started when the PFC frame arrived,
+      - the bits on the cable in both directions: 2 x length / signal speed x line rate,
+      - the peer's response time, IEEE 802.3 Annex 31B.3.7 pause quanta at that speed.
+    This is the calculation SONiC's buffer manager does (sonic-swss buffer_headroom_*.lua),
+    without the ASIC-specific cell and pipeline terms, which the platform adds on its own.
+    xon leaves two maximum frames below xoff so PAUSE/RESUME do not flap on every frame.
+    """
+    rate_bps = speed_gbps * 1_000_000_000
+    cable_bytes = 2 * cable_length_m * rate_bps / SIGNAL_SPEED_M_PER_S / 8
+    # Above the table (800G), scale the 400G budget by rate: more headroom, never too little.
+    fastest = max(PAUSE_QUANTA)
+    quanta = PAUSE_QUANTA.get(speed_gbps) or math.ceil(
+        PAUSE_QUANTA[fastest] * max(speed_gbps, fastest) / fastest)
+    response_bytes = quanta * PAUSE_QUANTUM_BITS / 8
+    xoff = _round_cell(2 * mtu + cable_bytes + response_bytes)
+    xon = _round_cell(2 * mtu)
+    return Headroom(xon=xon, xoff=xoff)
+
+
+# --- config_db ------------------------------------------------------------------------------
+
+def device_config(ctx: RenderContext, switch: Switch) -> ConfigDb:
+    """The config_db.json of one SONiC switch as a dict of tables (every value a str)."""
+    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
+    return _device_config(ctx, switch, _ports(ctx.fabric, switch, links))
+
+
+def config_db_text(config: ConfigDb) -> str:
+    """Serialise a config_db dict the way it is committed: sorted keys, 2-space indent."""
+    return json.dumps(config, sort_keys=True, indent=2) + "\n"
+
+
+def _plan(ctx: RenderContext) -> QosPlan:
+    """The plan, checked against what SONiC can express (qos.CAPABILITIES["sonic"])."""
+    plan = ctx.qos
+    if plan is None:
+        raise ValueError("the sonic target needs a QosPlan (RoCE fabrics only)")
+    caps = CAPABILITIES["sonic"]
+    if plan.mtu > caps.max_mtu:
+        raise ValueError(f"sonic: MTU {plan.mtu} is above {caps.max_mtu} ({caps.source})")
+    if plan.watchdog.enabled and plan.watchdog.action not in caps.pfc_watchdog_actions:
+        raise ValueError(f"sonic: no PFC watchdog action {plan.watchdog.action!r} "
+                         f"({caps.source})")
+    return plan
+
+
+def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> ConfigDb:
+    plan = _plan(ctx)
+    if switch.asn is None or switch.loopback is None:
+        raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
+    config: ConfigDb = {
+        "DEVICE_METADATA": {"localhost": _metadata(switch, plan)},
+        "PORT": {p.name: _port_entry(switch, p, plan) for p in ports},
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
+        "INTERFACE": _interfaces(ports),
+        "BGP_NEIGHBOR": _bgp_neighbors(ports),
+        "CABLE_LENGTH": {MAP_NAME: {p.name: f"{plan.cable_length_m}m" for p in ports}},
+        "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
+                               for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
+    }
+    config.update(_qos_tables(plan, ports))
+    config.update(_buffer_tables(switch, plan, ports))
+    if plan.watchdog.enabled:
+        config["PFC_WD"] = _pfc_wd(plan, ports)
+    return {table: rows for table, rows in config.items() if rows}
+
+
+def _mac(name: str) -> str:
+    """A stable, locally administered unicast MAC derived from the switch name.
+
+    The real base MAC comes from the switch's EEPROM at first boot; a config that names one
+    must not collide with another switch's, and must not change between renders.
+    """
+    octets = bytearray(hashlib.sha256(name.encode()).digest()[:6])
+    octets[0] = (octets[0] & 0xFC) | 0x02  # U/L bit set (local), I/G bit clear (unicast)
+    return ":".join(f"{b:02x}" for b in octets)
+
+
+def _metadata(switch: Switch, plan: QosPlan) -> dict[str, str]:
+    entry = {
+        "hostname": switch.name,
+        "hwsku": HWSKU.get((switch.model, switch.breakout)) or _generic_hwsku(switch),
+        "mac": _mac(switch.name),
+        "bgp_asn": str(switch.asn),
+        "type": ROUTER_TYPE[switch.role],
+        "buffer_model": "traditional",
+        "default_pfcwd_status": "enable" if plan.watchdog.enabled else "disable",
+        # frr.conf is written by fabgen, not by SONiC's bgpcfgd from BGP_NEIGHBOR: in the
+        # default "unified" mode bgpcfgd would regenerate FRR's config from its own templates.
+        # "split-unified" makes FRR read the one frr.conf as is (sonic-device_metadata.yang);
+        # BGP_NEIGHBOR stays beside it, rendered from the same data, for show commands.
+        "docker_routing_config_mode": "split-unified",
+    }
+    platform = PLATFORM.get(switch.model)
+    if platform is not None:
+        entry["platform"] = platform
+    return entry
+
+
+def _generic_hwsku(switch: Switch) -> str:
+    """A HwSKU-shaped name for a model and split SONiC has no directory for in HWSKU above.
+
+    The switch will not boot with it as is: the operator replaces it by the platform's SKU.
+    It still says which catalog model and port layout the config was written for.
+    """
+    known = catalog.switches().get(switch.model)
+    layout = f"{switch.radix}x{switch.speed_gbps}G"
+    if known is None:
+        return f"custom-{layout}"
+    return f"{known.vendor}-{switch.model.upper()}-{layout}"
+
+
+def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
+    """(front-panel index, lanes "a,b,...", alias) of a logical port."""
+    lanes = native_lanes(switch.model)
+    native, sub = divmod(number - 1, switch.breakout)
+    width = lanes // switch.breakout
+    first = native * lanes + sub * width
+    lane_list = ",".join(str(lane) for lane in range(first, first + width))
+    known = catalog.switches().get(switch.model)
+    if known is not None and known.vendor == "NVIDIA":
+        # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, etp<n>b...
+        suffix = "" if switch.breakout == 1 else "abcdefgh"[sub]
+        alias = f"etp{native + 1}{suffix}"
+    else:
+        # Arista (and the generic models) alias ports by their EOS name, Ethernet<cage>/<lane>.
+        alias = port_name("eos", number, switch.breakout, lanes=lanes)
+    return native + 1, lane_list, alias
+
+
+def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
+    index, lanes, alias = _lanes(switch, port.number)
+    description = _UNSAFE_DESCRIPTION.sub("_", f"{port.peer}:{port.peer_port}")
+    return {
+        "admin_status": "up",
+        "alias": alias,
+        "description": description,
+        "fec": "rs",  # RS-FEC (Clause 91/134) is mandatory on 100G-per-lane PAM4 links
+        "index": str(index),
+        "lanes": lanes,
+        "mtu": str(plan.mtu),
+        "speed": str(port.link.speed_gbps * 1000),  # SONiC counts port speed in Mb/s
+    }
+
+
+def _interfaces(ports: list[_Port]) -> Table:
+    table: Table = {}
+    for p in ports:
+        if p.address is None:
+            continue
+        # SONiC needs the bare interface entry beside each address entry (sonic-interface.yang
+        # INTERFACE_IPPREFIX_LIST `must` on ../../INTERFACE_LIST).
+        table[p.name] = {}
+        table[f"{p.name}|{p.address.with_prefixlen}"] = {}
+    return table
+
+
+def _bgp_neighbors(ports: list[_Port]) -> Table:
+    table: Table = {}
+    for p in ports:
+        if p.peer_asn is None or p.address is None or p.peer_address is None:
+            continue
+        table[str(p.peer_address.ip)] = {
+            "admin_status": "up",
+            "asn": str(p.peer_asn),
+            "holdtime": str(BGP_HOLDTIME_S),
+            "keepalive": str(BGP_KEEPALIVE_S),
+            "local_addr": str(p.address.ip),
+            "name": p.peer,
+        }
+    return table
+
+
+def _by_queue(plan: QosPlan) -> dict[int, TrafficClass]:
+    """The class that owns each queue; on a shared queue the first in plan order wins (RDMA)."""
+    owners: dict[int, TrafficClass] = {}
+    for cls in plan.classes:
+        owners.setdefault(cls.queue, cls)
+    return owners
+
+
+def _by_priority(plan: QosPlan) -> dict[int, TrafficClass]:
+    owners: dict[int, TrafficClass] = {}
+    for cls in plan.classes:
+        owners.setdefault(cls.priority, cls)
+    return owners
+
+
+def _scheduler_name(cls: TrafficClass) -> str:
+    return f"scheduler.{cls.name}"
+
+
+def _qos_tables(plan: QosPlan, ports: list[_Port]) -> ConfigDb:
+    by_priority = _by_priority(plan)
+    # A TC no class owns keeps its own queue, the identity SONiC uses by default; the switch
+    # trusts DSCP only and every DSCP maps to a class, so no traffic reaches those TCs.
+    tc_queue = {tc: by_priority[tc].queue if tc in by_priority else tc for tc in _QUEUES}
+    pfc = ",".join(str(p) for p in plan.pfc_priorities)
+    qos_map: dict[str, str] = {
+        "dscp_to_tc_map": MAP_NAME,
+        "pfc_enable": pfc,
+        "pfc_to_queue_map": MAP_NAME,
+        "tc_to_pg_map": MAP_NAME,
+        "tc_to_queue_map": MAP_NAME,
+    }
+    if plan.watchdog.enabled:
+        qos_map["pfcwd_sw_enable"] = pfc
+    tables: ConfigDb = {
+        "DSCP_TO_TC_MAP": {MAP_NAME: {str(dscp): str(prio)
+                                      for dscp, prio in enumerate(plan.dscp_to_priority)}},
+        "TC_TO_QUEUE_MAP": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
+        "TC_TO_PRIORITY_GROUP_MAP": {MAP_NAME: {str(tc): str(pg)
+                                                for tc, pg in enumerate(plan.priority_to_pg)}},
+        # PFC frames name priorities; the queue they pause is the one that priority's TC uses.
+        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
+        "PORT_QOS_MAP": {p.name: dict(qos_map) for p in ports},
+        "SCHEDULER": {},
+        "QUEUE": {},
+    }
+    owners = _by_queue(plan)
+    for cls in owners.values():
+        entry = {"type": "STRICT"} if cls.scheduling == "strict" else {
+            "type": "DWRR", "weight": str(cls.weight)}
+        tables["SCHEDULER"][_scheduler_name(cls)] = entry
+    if plan.ecn is not None:
+        e = plan.ecn
+        tables["WRED_PROFILE"] = {WRED_NAME: {
+            "ecn": "ecn_all",
+            **{f"wred_{colour}_enable": "true" for colour in ("green", "yellow", "red")},
+            **{f"{colour}_min_threshold": str(e.min_bytes)
+               for colour in ("green", "yellow", "red")},
+            **{f"{colour}_max_threshold": str(e.max_bytes)
+               for colour in ("green", "yellow", "red")},
+            **{f"{colour}_drop_probability": str(e.probability)
+               for colour in ("green", "yellow", "red")},
+        }}
+    for p in ports:
+        for queue, cls in sorted(owners.items()):
+            entry = {"scheduler": _scheduler_name(cls)}
+            if cls.ecn and plan.ecn is not None:
+                entry["wred_profile"] = WRED_NAME
+            tables["QUEUE"][f"{p.name}|{queue}"] = entry
+    return tables
+
+
+def _ranges(values: list[int]) -> list[str]:
+    """[0, 1, 2, 4, 5, 6, 7] -> ["0-2", "4-7"]: SONiC's range keys for queues and PGs."""
+    out: list[str] = []
+    start = prev = None
+    for v in sorted(values):
+        if start is None or prev is None or v != prev + 1:
+            if start is not None:
+                out.append(str(start) if start == prev else f"{start}-{prev}")
+            start = v
+        prev = v
+    if start is not None:
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+    return out
+
+
+def _buffer_tables(switch: Switch, plan: QosPlan, ports: list[_Port]) -> ConfigDb:
+    room = headroom(plan.speed_gbps, plan.cable_length_m, plan.mtu)
+    speed_mbps = plan.speed_gbps * 1000
+    lossless_profile = f"pg_lossless_{speed_mbps}_{plan.cable_length_m}m_profile"
+    pools: Table = {
+        "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+        "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+        "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
+    }
+    total = SHARED_BUFFER_BYTES.get(switch.model)
+    if total is not None:
+        # Headroom is reserved per lossless PG out of the ingress pool; what is left is shared.
+        reserved = room.size * len(plan.pfc_priorities) * len(ports)
+        shared = total - reserved
+        if shared <= 0:
+            raise ValueError(f"{switch.name}: PFC headroom ({reserved} B for {len(ports)} "
+                             f"ports) exceeds the {total} B buffer; shorten cable_length_m")
+        pools["ingress_lossless_pool"]["size"] = str(shared)
+        pools["egress_lossless_pool"]["size"] = str(total)
+        pools["egress_lossy_pool"]["size"] = str(shared)
+    profiles: Table = {
+        lossless_profile: {
+            "pool": "ingress_lossless_pool",
+            "xon": str(room.xon),
+            "xoff": str(room.xoff),
+            "size": str(room.size),
+            "dynamic_th": str(DYNAMIC_TH_LOSSLESS_PG),
+        },
+        "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                  "dynamic_th": str(DYNAMIC_TH_LOSSY)},
+        "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
+                                    "dynamic_th": str(DYNAMIC_TH_EGRESS)},
+        # One maximum frame reserved per lossy queue so a burst can always make progress.
+        "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(plan.mtu),
+                                 "dynamic_th": str(DYNAMIC_TH_EGRESS)},
+    }
+    lossless_pgs = sorted(set(plan.pfc_priorities))
+    lossy_pgs = sorted(set(plan.priority_to_pg) - set(lossless_pgs))
+    lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
+    lossy_queues = [q for q in _QUEUES if q not in lossless_queues]
+    pgs: Table = {}
+    queues: Table = {}
+    for p in ports:
+        for key in _ranges(lossy_pgs):
+            pgs[f"{p.name}|{key}"] = {"profile": "ingress_lossy_profile"}
+        for key in _ranges(lossless_pgs):
+            pgs[f"{p.name}|{key}"] = {"profile": lossless_profile}
+        for key in _ranges(lossy_queues):
+            queues[f"{p.name}|{key}"] = {"profile": "egress_lossy_profile"}
+        for key in _ranges(lossless_queues):
+            queues[f"{p.name}|{key}"] = {"profile": "egress_lossless_profile"}
+    return {"BUFFER_POOL": pools, "BUFFER_PROFILE": profiles, "BUFFER_PG": pgs,
+            "BUFFER_QUEUE": queues}
+
+
+def _pfc_wd(plan: QosPlan, ports: list[_Port]) -> Table:
+    wd = plan.watchdog
+    table: Table = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
+    for p in ports:
+        table[p.name] = {
+            "action": wd.action,
+            "detection_time": str(wd.detection_ms),
+            "restoration_time": str(wd.restoration_ms),
+        }
+    return table
+
+
+# --- FRR ------------------------------------------------------------------------------------
+
+def frr_data(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
+    """What frr.conf.j2 prints for one switch: every value computed here, none in the template."""
+    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
+    return _frr_data(ctx, switch, _ports(ctx.fabric, switch, links))
+
+
+def frr_text(data: dict[str, Any]) -> str:
+    return templating.render("sonic/frr.conf.j2", **data)
+
+
+def _frr_data(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> dict[str, Any]:
+    _plan(ctx)
+    if switch.asn is None or switch.loopback is None:
+        raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
+    neighbors = [
+        {"address": str(p.peer_address.ip), "asn": p.peer_asn, "name": p.peer,
+         "port": p.peer_port}
+        for p in ports
+        if p.peer_asn is not None and p.peer_address is not None
+    ]
+    # Advertise the loopback and the host-facing /31s (a leaf's NICs are reached through them);
+    # switch-to-switch /31s stay out of the RIB of the rest of the fabric.
+    networks = [f"{switch.loopback}/32"]
+    networks += [str(p.address.network) for p in ports
+                 if p.peer_asn is None and p.address is not None]
+    return {
+        "hostname": switch.name,
+        "fabric": ctx.fabric.name,
+        "description": ctx.intent.description,
+        "asn": switch.asn,
+        "router_id": str(switch.loopback),
+        "keepalive": BGP_KEEPALIVE_S,
+        "holdtime": BGP_HOLDTIME_S,
+        "maximum_paths": BGP_MAXIMUM_PATHS,
+        "neighbors": neighbors,
+        "networks": networks,
+    }
