@@ -133,19 +133,23 @@ class Capabilities:
     max_mtu: int
     pfc_watchdog_actions: tuple[str, ...]
     min_watchdog_ms: int
+    watchdog_step_ms: int  # timers must be whole multiples of this
+    strict_above_dwrr: bool  # strict-priority queues must be numbered above round-robin ones
     commit_confirm: bool
     source: str
 
 
 CAPABILITIES: dict[str, Capabilities] = {
     # SONiC YANG sonic-port: mtu 1312..9216; pfcwd actions drop|forward|alert (sonic-utilities).
-    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, False,
+    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, 1, False, False,
                           "sonic-port.yang, sonic-utilities pfcwd/main.py"),
     # Cumulus Linux: MTU up to 9216; the PFC watchdog only drops (NVUE `qos pfc-watchdog`).
-    "nvue": Capabilities("nvue", 9216, ("drop",), 100, True,
+    "nvue": Capabilities("nvue", 9216, ("drop",), 100, 1, False, True,
                          "Cumulus Linux 5.x user guide, RoCE and PFC watchdog pages"),
-    # EOS: routed-port MTU up to 9214; the PFC watchdog drops (or errdisables) a stuck queue.
-    "eos": Capabilities("eos", 9214, ("drop",), 100, True,
+    # EOS: routed-port MTU up to 9214; the PFC watchdog drops a stuck queue; its timers are
+    # seconds with two decimals (10 ms steps); `no priority` on a tx-queue makes it and every
+    # lower queue round-robin, so strict queues sit above the round-robin ones.
+    "eos": Capabilities("eos", 9214, ("drop",), 100, 10, True, True,
                         "Arista EOS user manual, MTU and priority-flow-control watchdog"),
 }
 
@@ -163,7 +167,30 @@ def check(intent: Intent, diags: Diagnostics) -> None:
             diags.error(f"MTU {q.mtu} is above what {name} supports ({caps.max_mtu}); the MTU "
                         "must be the same on every hop", ("qos", "mtu"),
                         f"set qos.mtu to {caps.max_mtu} or less ({caps.source})")
-        if q.pfc_watchdog.enabled and q.pfc_watchdog.action not in caps.pfc_watchdog_actions:
-            diags.error(f"{name} cannot take PFC watchdog action {q.pfc_watchdog.action!r}",
+        wd = q.pfc_watchdog
+        if wd.enabled and wd.action not in caps.pfc_watchdog_actions:
+            diags.error(f"{name} cannot take PFC watchdog action {wd.action!r}",
                         ("qos", "pfc_watchdog", "action"),
                         f"{name} supports: {', '.join(caps.pfc_watchdog_actions)}")
+        for field in ("detection_ms", "restoration_ms"):
+            value = getattr(wd, field)
+            if wd.enabled and value % caps.watchdog_step_ms:
+                diags.error(f"{name} sets PFC watchdog timers in {caps.watchdog_step_ms} ms "
+                            f"steps; {value} ms is not one", ("qos", "pfc_watchdog", field))
+        if caps.strict_above_dwrr:
+            dwrr = [q.rdma.priority, 0, *(c.priority for c in q.classes)]
+            if q.cnp.priority < max(dwrr):
+                diags.error(f"{name} puts strict-priority queues above round-robin ones; CNP "
+                            f"priority {q.cnp.priority} is below DWRR priority {max(dwrr)}",
+                            ("qos", "cnp", "priority"), "give CNP the highest priority (6 or 7)")
+    # A switch schedules per queue: two classes on one queue cannot have two weights.
+    seen: dict[int, tuple[str, int]] = {q.rdma.priority: ("rdma", q.scheduler.rdma_weight),
+                                        0: ("default", q.scheduler.default_weight)}
+    for i, cls in enumerate(q.classes):
+        other = seen.get(cls.priority)
+        if other is not None and other[1] != cls.weight:
+            diags.error(f"class {cls.name!r} shares priority {cls.priority} (one egress queue) "
+                        f"with {other[0]!r} but asks weight {cls.weight}, not {other[1]}",
+                        ("qos", "classes", i, "priority"),
+                        "give it its own priority, or the same weight")
+        seen.setdefault(cls.priority, (cls.name, cls.weight))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
 from fabgen.output import with_manifest
-from fabgen.targets import RenderContext, Target, cabling, report, resolved, sonic
+from fabgen.targets import RenderContext, Target, cabling, eos, nvue, report, resolved, sonic
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
 
@@ -17,7 +17,8 @@ Progress = Callable[[str, int, int], None]  # (target name, index, total)
 
 def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
-    order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET]
+    order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
+                           eos.TARGET, nvue.TARGET]
     return {t.name: t for t in order}
 
 
@@ -85,7 +86,11 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
         target = registry[name]
         if not target.applies(ctx):
             continue
-        for path, text in target.render(ctx).items():
+        try:
+            rendered = target.render(ctx)
+        except eos.UnsupportedPlan as exc:
+            raise RenderError(str(exc)) from None
+        for path, text in rendered.items():
             if path in files:
                 raise RenderError(f"target {name!r} writes {path}, already written by another")
             if keep is None or keep(path):

@@ -235,7 +235,9 @@ class EcnSpec(StrictModel):
 
 class PfcWatchdogSpec(StrictModel):
     enabled: bool = True
-    detection_ms: int = Field(200, ge=100, le=5000)
+    detection_ms: int = Field(200, ge=200, le=5000)
+    """Stuck-queue detection time; at least 200 ms so the 100 ms poll (Cumulus' floor) sees a
+    storm twice before acting."""
     restoration_ms: int = Field(400, ge=100, le=60000)
     action: Literal["drop", "forward", "alert"] = "drop"
 

@@ -1,0 +1,446 @@
+"""Arista EOS target: one full running-config per EOS switch, `eos/<switch>.cfg`.
+
+Two layers. `device_config(ctx, switch)` returns a dict of plain values with one key per config
+section, each built by the function of the same name (`_system`, `_ethernet_interfaces`, ...).
+`templates/eos/device.j2` includes one template per section, `templates/eos/<key>.j2`, in the
+order of SECTIONS; the templates only lay values out (no arithmetic, sorting or joining).
+
+Every QoS number comes from the QosPlan. What this module decides is how EOS spells it: units
+(milliseconds to seconds, bytes), per-queue bandwidth percentages from DWRR weights, and line
+order (AVD's eos_cli_config_gen order, which is the order EOS prints its running-config in).
+
+Sources each construct was checked against (cited as [tag] below):
+  [EOS-QOS] Arista EOS User Manual, "Quality of Service"
+            (https://www.arista.com/en/um-eos/eos-quality-of-service): trust modes, DSCP to
+            traffic-class maps, transmit-queue scheduling, ECN on unicast queues.
+  [EOS-L1]  Arista EOS User Manual, "Layer 1 Profiles": an OSFP cage exposes interfaces
+            Ethernet<cage>/1 .. Ethernet<cage>/8, one per electrical lane.
+  [AVD]     aristanetworks/avd, python-avd/pyavd/_eos_cli_config_gen: j2templates/eos/
+            ethernet-interfaces.j2, ethernet-interface-uc-tx-queues.j2, qos.j2,
+            priority-flow-control.j2, qos-profiles.j2, router-bgp.j2, eos-intended-config.j2,
+            and schema_fragments/priority_flow_control.schema.yml, ethernet_interfaces.schema.yml
+            (Arista's own renderer: command spelling, units, value ranges, line order).
+  [AMD]     AMD ROCm cluster-networking guide, DCQCN example for Arista
+            (`uc-tx-queue 3 random-detect ecn ...`, `priority-flow-control priority 3 no-drop`),
+            as summarised in shared/reference/qos-defaults.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+from ipaddress import IPv4Interface
+from typing import Any
+
+from fabgen import qos, templating
+from fabgen.catalog.ports import native_lanes, switch_port_name
+from fabgen.qos import EcnProfile, QosPlan
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.topology.model import Fabric, Host, Link, LinkKind, Switch
+
+__all__ = [
+    "SECTIONS",
+    "TARGET",
+    "EosTarget",
+    "FabricPort",
+    "FabricView",
+    "QueueSpec",
+    "UnsupportedPlan",
+    "config_text",
+    "device_config",
+    "ecmp_width",
+    "queue_specs",
+    "sanitize_description",
+]
+
+PLATFORM = "eos"
+
+# Config sections in the order device.j2 includes them: section = dict key = template file =
+# builder function `_<section>`. The order is AVD's eos-intended-config.j2 order [AVD].
+SECTIONS: tuple[str, ...] = (
+    "system",
+    "ethernet_interfaces",
+    "loopback_interfaces",
+    "ip_routing",
+    "qos",
+    "router_bgp",
+)
+
+# Strata (Trident/Tomahawk) switches such as the 7060X6 (Tomahawk 5) keep separate unicast and
+# multicast transmit queues; RoCE is unicast, so ECN and scheduling go on `uc-tx-queue` [AVD
+# ethernet-interface-uc-tx-queues.j2, AMD]. Jericho (7280R/7800R) platforms would use `tx-queue`.
+QUEUE_COMMAND = "uc-tx-queue"
+
+# ECN thresholds go to EOS in bytes, the unit the plan holds, so nothing is rounded here: EOS
+# accepts `segments | bytes | kbytes | mbytes | milliseconds` [AVD ethernet_interfaces.schema.yml,
+# uc_tx_queues.random_detect.ecn.threshold.units] and the ASIC rounds to its own cell size.
+# (Segments would need the platform's cell size, which no public document pins for every chip.)
+ECN_UNITS = "bytes"
+
+# The plan's watchdog action -> EOS `priority-flow-control pause watchdog action` keyword
+# (drop | no-drop, [AVD priority_flow_control.schema.yml]); qos.CAPABILITIES["eos"] admits drop.
+_WATCHDOG_ACTION = {"drop": "drop"}
+
+# What a description may contain once it reaches a CLI line: letters, digits and a few
+# separators. Everything else (including `!`, which starts an EOS comment, and `#`) becomes `_`.
+_DESCRIPTION_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._:/,+()@=-")
+_DESCRIPTION_MAX = 200
+
+
+class UnsupportedPlan(ValueError):
+    """The plan asks for something a platform cannot express; the message names the target."""
+
+
+# --- fabric facts shared by the switch targets (eos, nvue) ------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class FabricPort:
+    """One cabled port of a switch, seen from that switch."""
+
+    port: int  # logical port 1..radix
+    name: str  # interface name on this switch's platform
+    kind: LinkKind
+    peer: str  # device at the other end
+    peer_port: str  # the peer's interface name (switch) or netdev (host)
+    peer_switch: Switch | None  # None for a host
+    address: IPv4Interface  # this end of the /31
+    peer_address: IPv4Interface
+    uplink: bool  # towards the tier above (leaf->spine, spine->core)
+
+
+class FabricView:
+    """Per-device lookups computed once per render (links by device, hosts by name)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.hosts: dict[str, Host] = {h.name: h for h in fabric.hosts}
+        self.links: dict[str, list[Link]] = defaultdict(list)
+        for link in fabric.links:
+            self.links[link.a_device].append(link)
+            self.links[link.z_device].append(link)
+
+    def ports(self, switch: Switch) -> tuple[FabricPort, ...]:
+        """The switch's cabled ports in port order (Ethernet1/1 before Ethernet2/1, swp2 before
+        swp10): the order EOS and NVUE list interfaces in."""
+        out: list[FabricPort] = []
+        for link in self.links[switch.name]:
+            here_a = link.a_device == switch.name
+            port = link.a_port if here_a else link.z_port
+            address = link.a_address if here_a else link.z_address
+            peer_address = link.z_address if here_a else link.a_address
+            if address is None or peer_address is None:
+                raise ValueError(f"link {link.id} of {switch.name} has no /31 addresses "
+                                 "(a RoCE fabric addresses every switch link)")
+            peer = link.z_device if here_a else link.a_device
+            peer_switch = self.fabric.by_name.get(peer)
+            if peer_switch is not None:
+                peer_port = switch_port_name(peer_switch, link.z_port if here_a else link.a_port)
+            else:
+                peer_port = self._netdev(peer, link.a_port)
+            out.append(FabricPort(
+                port=port, name=switch_port_name(switch, port), kind=link.kind, peer=peer,
+                peer_port=peer_port, peer_switch=peer_switch, address=address,
+                peer_address=peer_address, uplink=here_a and link.kind != "node-leaf"))
+        out.sort(key=lambda p: p.port)
+        return tuple(out)
+
+    def _netdev(self, host_name: str, dev: int) -> str:
+        host = self.hosts[host_name]
+        return next(p.netdev for p in host.ports if p.dev == dev)
+
+
+def ecmp_width(ports: tuple[FabricPort, ...]) -> int:
+    """How many equal-cost BGP paths a switch can have to one prefix.
+
+    Towards the tier above, every uplink is a path (a leaf reaches another leaf through all its
+    spine links); downwards, a prefix of one lower switch is reached over the parallel links to
+    that switch. The wider of the two, at least 1.
+    """
+    uplinks = sum(1 for p in ports if p.uplink)
+    parallel = Counter(p.peer for p in ports if p.peer_switch is not None and not p.uplink)
+    return max(1, uplinks, max(parallel.values(), default=0))
+
+
+def sanitize_description(text: str) -> str:
+    """A description that cannot add a line or a comment to a config: one line of safe
+    characters, runs of spaces collapsed, at most _DESCRIPTION_MAX characters."""
+    cleaned = "".join(c if c in _DESCRIPTION_CHARS else "_" for c in text)
+    return " ".join(cleaned.split())[:_DESCRIPTION_MAX]
+
+
+def loopback_description(ctx: RenderContext) -> str:
+    """The loopback carries the fabric's name and the intent's free-text description."""
+    name = ctx.intent.name
+    text = f"{name}: {ctx.intent.description}" if ctx.intent.description else name
+    return sanitize_description(text)
+
+
+# --- the plan as per-queue settings (shared by eos and nvue) ----------------------------------
+
+@dataclass(frozen=True, slots=True)
+class QueueSpec:
+    """One egress queue as the plan's classes use it."""
+
+    queue: int
+    classes: tuple[str, ...]
+    strict: bool
+    percent: int | None  # DWRR share of the port, percent (None for strict)
+    ecn: EcnProfile | None
+
+
+def queue_specs(plan: QosPlan, target: str) -> tuple[QueueSpec, ...]:
+    """The plan's classes grouped by egress queue, in queue order, with DWRR weights turned into
+    the bandwidth percentages switches take (EOS `bandwidth percent`, NVUE `bw-percent`, both
+    summing to at most 100).
+
+    Weights become percentages by the largest-remainder method: each queue gets
+    floor(100 * w / sum(w)), then the points still missing to reach 100 go one each to the
+    largest remainders (ties: the larger weight, then the lower queue, so equal weights keep
+    equal shares where they can). Weights already summing to 100 pass unchanged.
+    """
+    by_queue: dict[int, list[qos.TrafficClass]] = defaultdict(list)
+    for cls in plan.classes:
+        by_queue[cls.queue].append(cls)
+    for queue, members in by_queue.items():
+        kinds = {(c.scheduling, c.weight) for c in members}
+        if len(kinds) > 1:
+            names = ", ".join(c.name for c in members)
+            raise UnsupportedPlan(
+                f"{target}: classes {names} share egress queue {queue} with different "
+                "scheduling or weights; a switch schedules per queue, so give them one weight "
+                "or different priorities")
+    weights = {q: m[0].weight for q, m in by_queue.items()
+               if m[0].scheduling == "dwrr" and m[0].weight is not None}
+    total = sum(weights.values())
+    percent: dict[int, int] = {}
+    if total:
+        shares = {q: Decimal(100 * w) / total for q, w in weights.items()}
+        percent = {q: int(s) for q, s in shares.items()}
+        missing = 100 - sum(percent.values())
+        order = sorted(shares, key=lambda q: (int(shares[q]) - shares[q], -weights[q], q))
+        for q in order[:missing]:
+            percent[q] += 1
+    specs = []
+    for queue in sorted(by_queue):
+        members = by_queue[queue]
+        strict = members[0].scheduling == "strict"
+        specs.append(QueueSpec(
+            queue=queue, classes=tuple(c.name for c in members), strict=strict,
+            percent=None if strict else percent[queue],
+            ecn=plan.ecn if any(c.ecn for c in members) else None))
+    return tuple(specs)
+
+
+# --- the target -------------------------------------------------------------------------------
+
+class EosTarget:
+    name = "eos"
+    description = "Arista EOS running-config per EOS switch (RoCE fabrics)"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        view = FabricView(ctx.fabric)
+        return {f"eos/{s.name}.cfg": config_text(device_config(ctx, s, view=view))
+                for s in ctx.fabric.switches if s.platform == PLATFORM}
+
+
+TARGET = EosTarget()
+
+
+def config_text(config: dict[str, Any]) -> str:
+    """The running-config text of a device_config() dict."""
+    return templating.render("eos/device.j2", **config)
+
+
+def device_config(ctx: RenderContext, switch: Switch, *,
+                  view: FabricView | None = None) -> dict[str, Any]:
+    """The EOS-shaped data of one switch: {section: plain values}, keys in SECTIONS order."""
+    if switch.platform != PLATFORM:
+        raise ValueError(f"{switch.name} runs {switch.platform}, not {PLATFORM}")
+    plan = _plan(ctx)
+    ports = (view or FabricView(ctx.fabric)).ports(switch)
+    interface_qos = _interface_qos(plan)
+    built: dict[str, Any] = {
+        "system": _system(switch),
+        "ethernet_interfaces": _ethernet_interfaces(switch, ports, plan, interface_qos),
+        "loopback_interfaces": _loopback_interfaces(ctx, switch),
+        "ip_routing": _ip_routing(),
+        "qos": _qos(plan),
+        "router_bgp": _router_bgp(switch, ports),
+    }
+    return {section: built[section] for section in SECTIONS}
+
+
+def _plan(ctx: RenderContext) -> QosPlan:
+    if ctx.qos is None:
+        raise ValueError("the eos target renders RoCE fabrics only (no QoS plan)")
+    plan = ctx.qos
+    caps = qos.CAPABILITIES[PLATFORM]
+    if plan.mtu > caps.max_mtu:
+        raise UnsupportedPlan(f"{PLATFORM}: MTU {plan.mtu} is above {caps.max_mtu} "
+                              f"({caps.source})")
+    return plan
+
+
+# --- section builders (one per SECTIONS entry) ------------------------------------------------
+
+def _system(switch: Switch) -> dict[str, Any]:
+    # `service routing protocols model multi-agent` [AVD service-routing-protocols-model.j2]:
+    # the routing model AVD fabrics run; set explicitly so the config does not depend on the
+    # release's default model.
+    return {"routing_model": "multi-agent", "hostname": switch.name}
+
+
+def _ethernet_interfaces(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan,
+                         interface_qos: dict[str, Any]) -> list[dict[str, Any]]:
+    speed = _speed(switch)
+    return [{
+        "name": p.name,
+        "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
+        "mtu": plan.mtu,
+        "speed": speed,
+        "ip_address": str(p.address),
+        "qos": interface_qos,
+    } for p in ports]
+
+
+def _speed(switch: Switch) -> str | None:
+    """EOS speed keyword of a split port, `<speed>g-<lanes>`, or None for an unsplit port.
+
+    A split OSFP is configured per lane group: 2x400G on an 800G cage is `speed 400g-4` on
+    Ethernet<cage>/1 and Ethernet<cage>/5 [EOS-L1; AVD ethernet_interfaces.schema.yml `speed`].
+    An unsplit port keeps its default speed, so no line is written for it.
+    """
+    if switch.breakout == 1:
+        return None
+    lanes = native_lanes(switch.model) // switch.breakout
+    return f"{switch.speed_gbps}g-{lanes}"
+
+
+def _interface_qos(plan: QosPlan) -> dict[str, Any]:
+    """Per-port QoS, identical on every fabric port of every EOS switch."""
+    queues = []
+    specs = queue_specs(plan, PLATFORM)
+    strict = [s.queue for s in specs if s.strict]
+    dwrr = [s.queue for s in specs if not s.strict]
+    if strict and dwrr and min(strict) < max(dwrr):
+        # EOS quirk [EOS-QOS, transmit queues]: queues are strict priority by default, and
+        # `no priority` on a queue makes it and every lower-numbered queue round-robin, so a
+        # strict queue cannot sit below a round-robin one.
+        raise UnsupportedPlan(
+            f"{PLATFORM}: strict-priority queue {min(strict)} is below round-robin queue "
+            f"{max(dwrr)}; EOS only puts strict queues above the round-robin ones (give CNP "
+            "a higher priority than every DWRR class)")
+    for spec in specs:
+        ecn = None
+        if spec.ecn is not None:
+            ecn = {"units": ECN_UNITS, "minimum": spec.ecn.min_bytes,
+                   "maximum": spec.ecn.max_bytes, "max_mark_probability": spec.ecn.probability}
+        queues.append({
+            "id": spec.queue,
+            # `priority strict` / `no priority` are the two EOS scheduling keywords
+            # [AVD qos_profiles.schema.yml uc_tx_queues.priority].
+            "priority": "priority strict" if spec.strict else "no priority",
+            "bandwidth_percent": spec.percent,
+            "ecn": ecn,
+        })
+    pfc = None
+    if plan.pfc_priorities:
+        pfc = {"no_drop": list(plan.pfc_priorities), "watchdog": plan.watchdog.enabled}
+    return {
+        # Routed ports trust DSCP: the plan classifies on DSCP only [EOS-QOS, trust modes].
+        "trust": "dscp",
+        "pfc": pfc,
+        "queue_command": QUEUE_COMMAND,
+        "queues": queues,
+    }
+
+
+def _loopback_interfaces(ctx: RenderContext, switch: Switch) -> list[dict[str, Any]]:
+    if switch.loopback is None:
+        raise ValueError(f"{switch.name} has no loopback address")
+    return [{
+        "name": "Loopback0",
+        "description": loopback_description(ctx),
+        "ip_address": f"{switch.loopback}/32",
+    }]
+
+
+def _ip_routing() -> bool:
+    return True
+
+
+def _qos(plan: QosPlan) -> dict[str, Any]:
+    """Global QoS: the DSCP to traffic-class map and the PFC watchdog timers."""
+    # Every DSCP is mapped explicitly, grouped per traffic class in traffic-class order (how EOS
+    # prints `qos map dscp`). EOS's default DSCP map follows the DSCP's class-selector bits
+    # (24-31 land on traffic class 3) [EOS-QOS, DSCP to traffic-class map], which would make
+    # stray DSCPs lossless; the plan puts every unnamed DSCP on priority 0.
+    by_tc: dict[int, list[int]] = defaultdict(list)
+    for dscp, priority in enumerate(plan.dscp_to_priority):
+        by_tc[priority].append(dscp)
+    dscp_maps = [{"dscp": " ".join(str(d) for d in by_tc[tc]), "traffic_class": tc}
+                 for tc in sorted(by_tc)]
+    return {"dscp_maps": dscp_maps, "pfc_watchdog": _watchdog(plan)}
+
+
+def _watchdog(plan: QosPlan) -> dict[str, str] | None:
+    """`priority-flow-control pause watchdog default ...` values, in seconds.
+
+    EOS takes the timers in seconds with at most two decimals for timeout and recovery-time and
+    three for polling-interval [AVD priority_flow_control.schema.yml]; the plan holds
+    milliseconds, so 200 ms is written 0.2 and a value that is not a whole number of 10 ms is
+    refused rather than rounded.
+    """
+    wd = plan.watchdog
+    if not wd.enabled:
+        return None
+    action = _WATCHDOG_ACTION.get(wd.action)
+    if action is None:
+        raise UnsupportedPlan(f"{PLATFORM}: PFC watchdog action {wd.action!r} is not "
+                              f"supported (only {', '.join(_WATCHDOG_ACTION)})")
+    for what, ms in (("detection", wd.detection_ms), ("restoration", wd.restoration_ms)):
+        if ms % 10:
+            raise UnsupportedPlan(f"{PLATFORM}: PFC watchdog {what} {ms} ms is not a multiple "
+                                  "of 10 ms; EOS takes it in seconds with two decimals")
+    return {
+        "timeout": _seconds(wd.detection_ms),
+        "recovery_time": _seconds(wd.restoration_ms),
+        "polling_interval": _seconds(wd.poll_ms),
+        "action": action,
+    }
+
+
+def _seconds(ms: int) -> str:
+    """Milliseconds as the shortest exact decimal of seconds: 200 -> '0.2', 1000 -> '1'."""
+    text = format(Decimal(ms) / 1000, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+    if switch.asn is None or switch.loopback is None:
+        raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
+    neighbors = []
+    networks = [f"{switch.loopback}/32"]
+    for p in ports:
+        if p.peer_switch is not None:
+            if p.peer_switch.asn is None:
+                raise ValueError(f"{p.peer} has no ASN")
+            neighbors.append({"ip": str(p.peer_address.ip), "remote_as": p.peer_switch.asn})
+        else:
+            # Host subnets: the leaf originates each NIC's /31.
+            networks.append(str(p.address.network))
+    width = ecmp_width(ports)
+    return {
+        "asn": switch.asn,
+        "router_id": str(switch.loopback),
+        # `maximum-paths N ecmp M` [AVD router-bgp.j2]: N paths installed, M the ECMP group.
+        "maximum_paths": width,
+        "ecmp": width,
+        "neighbors": neighbors,
+        "networks": networks,
+    }

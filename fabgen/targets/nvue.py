@@ -1,0 +1,282 @@
+"""Cumulus Linux NVUE target: `nvue/<switch>/startup.yaml` per NVUE switch (RoCE fabrics).
+
+Two layers. `device_config(ctx, switch)` returns the NVUE object tree of one switch as plain
+values (`{"set": {...}}`, one builder per top-level key: `_interface`, `_qos`, `_router`,
+`_system`, `_vrf`); `startup_yaml()` serialises it as NVUE's startup.yaml, a list holding one
+`set` document, with yaml.safe_dump(sort_keys=True). Nothing is templated.
+
+Every QoS number comes from the QosPlan. `nv set qos roce mode lossless` turns on NVIDIA's RoCE
+profile; the plan's values are then written over it wherever NVUE lets them be set (RoCE page:
+"You can adjust RoCE settings using NVUE after you enable RoCE"), so the switch does not depend
+on a release's defaults and agrees with EOS, SONiC and the NICs.
+
+Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases renamed some to
+`state: enabled`). Sources each key was checked against (cited as [tag] below):
+  [CL-QOS]  Cumulus Linux 5.12 user guide, "Quality of Service" (CumulusNetworks/docs
+            content/cumulus-linux-512/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md):
+            `qos mapping default-global trust l3 | dscp <n> switch-priority <p>`,
+            `qos egress-queue-mapping default-global switch-priority <p> traffic-class <tc>`,
+            `qos egress-scheduler default-global traffic-class <tc> mode dwrr|strict, bw-percent`
+            (DWRR percentages sum to at most 100), `qos pfc default-global switch-priority, tx,
+            rx, cable-length`, `qos pfc-watchdog polling-interval, robustness`,
+            `interface <swp> qos pfc-watchdog`, `qos congestion-control default-global
+            traffic-class <tc> min-threshold, max-threshold, probability, ecn, red`.
+  [CL-ROCE] Same guide, "RDMA over Converged Ethernet - RoCE": `nv set qos roce mode lossless`,
+            and changing the RoCE switch priority with pfc / egress-queue-mapping / mapping.
+  [CL-BGP]  Same guide, "Basic BGP Configuration": the startup.yaml of BGP numbered
+            (router.bgp autonomous-system / enable / router-id; vrf.default.router.bgp
+            address-family.ipv4-unicast enable / network; neighbor <ip> remote-as, type numbered)
+            and "Configuration Example" (interface lo type loopback, swp type swp).
+  [CL-CMD]  NVUE command reference: `vrf <vrf> router bgp address-family ipv4-unicast
+            multipaths ebgp 1-128`, `interface <id> link breakout 1x|2x|4x|8x lanes-per-port`
+            (5.4 and later), `interface <id> qos pfc-watchdog state enable|disable`.
+  [CL-API]  An applied configuration dumped through the NVUE API on Cumulus Linux 5.5.1 (NVIDIA
+            Air automation workshop): exact spellings of congestion-control, egress-scheduler,
+            egress-queue-mapping, mapping and roce keys and of `link: {mtu: ...}`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import yaml
+
+from fabgen import qos
+from fabgen.catalog.ports import native_lanes, port_name
+from fabgen.qos import QosPlan
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.eos import (
+    FabricPort,
+    FabricView,
+    QueueSpec,
+    UnsupportedPlan,
+    ecmp_width,
+    loopback_description,
+    queue_specs,
+    sanitize_description,
+)
+from fabgen.topology.model import Switch
+
+__all__ = ["TARGET", "NvueTarget", "device_config", "startup_yaml"]
+
+PLATFORM = "nvue"
+PROFILE = "default-global"  # NVUE's global QoS profile; applies to every port [CL-QOS]
+PRIORITIES = range(8)  # switch priorities and traffic classes 0..7
+MAX_ECMP = 128  # `multipaths ebgp 1-128` [CL-CMD]
+# PFC watchdog ranges (qos-defaults.md from the Cumulus guide): polling 100-5000 ms,
+# robustness 1-1000 polling intervals.
+POLL_RANGE_MS = (100, 5000)
+ROBUSTNESS_RANGE = (1, 1000)
+
+
+class NvueTarget:
+    name = "nvue"
+    description = "Cumulus Linux NVUE startup.yaml per NVUE switch (RoCE fabrics)"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        view = FabricView(ctx.fabric)
+        return {f"nvue/{s.name}/startup.yaml": startup_yaml(device_config(ctx, s, view=view))
+                for s in ctx.fabric.switches if s.platform == PLATFORM}
+
+
+TARGET = NvueTarget()
+
+
+class _Dumper(yaml.SafeDumper):
+    """yaml.safe_dump's dumper, writing a value shared by several keys out in full each time
+    (no `&id001` anchors and `*id001` aliases) and never folding a long line."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def startup_yaml(config: dict[str, Any]) -> str:
+    """startup.yaml text: a list with the one `set` document, keys sorted (what
+    `nv config replace <file>` reads)."""
+    return yaml.dump([config], Dumper=_Dumper, sort_keys=True, default_flow_style=False,
+                     width=4096, allow_unicode=False)
+
+
+def device_config(ctx: RenderContext, switch: Switch, *,
+                  view: FabricView | None = None) -> dict[str, Any]:
+    """The NVUE object tree of one switch, `{"set": {...}}`, plain values only."""
+    if switch.platform != PLATFORM:
+        raise ValueError(f"{switch.name} runs {switch.platform}, not {PLATFORM}")
+    plan = _plan(ctx)
+    if switch.asn is None or switch.loopback is None:
+        raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
+    ports = (view or FabricView(ctx.fabric)).ports(switch)
+    return {"set": {
+        "interface": _interface(ctx, switch, ports, plan),
+        "qos": _qos(plan),
+        "router": _router(switch),
+        "system": _system(switch),
+        "vrf": _vrf(switch, ports),
+    }}
+
+
+def _plan(ctx: RenderContext) -> QosPlan:
+    if ctx.qos is None:
+        raise ValueError("the nvue target renders RoCE fabrics only (no QoS plan)")
+    plan = ctx.qos
+    caps = qos.CAPABILITIES[PLATFORM]
+    if plan.mtu > caps.max_mtu:
+        raise UnsupportedPlan(f"{PLATFORM}: MTU {plan.mtu} is above {caps.max_mtu} "
+                              f"({caps.source})")
+    if plan.watchdog.enabled and plan.watchdog.action not in caps.pfc_watchdog_actions:
+        raise UnsupportedPlan(f"{PLATFORM}: PFC watchdog action {plan.watchdog.action!r} is not "
+                              f"supported ({caps.source})")
+    return plan
+
+
+# --- builders, one per top-level key ----------------------------------------------------------
+
+def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...],
+               plan: QosPlan) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if switch.breakout > 1:
+        # A split port is configured on its parent: `link breakout 2x lanes-per-port 4`
+        # [CL-CMD]; the parent keeps type swp and carries no address.
+        breakout = {f"{switch.breakout}x": {
+            "lanes-per-port": native_lanes(switch.model) // switch.breakout}}
+        for p in ports:
+            parent = port_name(PLATFORM, (p.port - 1) // switch.breakout + 1)
+            out[parent] = {"link": {"breakout": breakout}, "type": "swp"}
+    watchdog = plan.watchdog.enabled and bool(plan.pfc_priorities)
+    for p in ports:
+        link: dict[str, Any] = {"mtu": plan.mtu}
+        if switch.breakout > 1:
+            link["speed"] = f"{switch.speed_gbps}G"
+        entry: dict[str, Any] = {
+            "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
+            "ip": {"address": {str(p.address): {}}},
+            "link": link,
+            "type": "swp",
+        }
+        if watchdog:
+            # The watchdog is enabled per port, on ports with PFC [CL-QOS, PFC Watchdog].
+            entry["qos"] = {"pfc-watchdog": {"state": "enable"}}
+        out[p.name] = entry
+    out["lo"] = {
+        "description": loopback_description(ctx),
+        "ip": {"address": {f"{switch.loopback}/32": {}}},
+        "type": "loopback",
+    }
+    return out
+
+
+def _qos(plan: QosPlan) -> dict[str, Any]:
+    specs = queue_specs(plan, PLATFORM)
+    by_queue = {s.queue: s for s in specs}
+    queue_of = {c.priority: c.queue for c in plan.classes}
+    default_queue = plan.cls("default").queue
+    out: dict[str, Any] = {
+        "roce": {"enable": "on", "mode": "lossless"},
+        # Every DSCP is written: the default map sends DSCP 8n..8n+7 to switch priority n
+        # [CL-QOS, Trust DSCP], so 24-31 would land on the lossless priority 3; the plan puts
+        # every unnamed DSCP on priority 0. Trust DSCP only, as the NICs and EOS do.
+        "mapping": {PROFILE: {
+            "trust": "l3",
+            "dscp": {str(d): {"switch-priority": p} for d, p in enumerate(plan.dscp_to_priority)},
+        }},
+        # RoCE mode maps every switch priority but 3 and 6 to traffic class 0 [CL-ROCE]; the
+        # plan's extra classes need their own queue, so every priority is written.
+        "egress-queue-mapping": {PROFILE: {"switch-priority": {
+            str(sp): {"traffic-class": queue_of.get(sp, default_queue)} for sp in PRIORITIES}}},
+        "egress-scheduler": {PROFILE: {"traffic-class": {
+            str(tc): _scheduler(by_queue.get(tc)) for tc in PRIORITIES}}},
+        "congestion-control": {PROFILE: {"traffic-class": {
+            str(s.queue): _congestion(s) for s in specs}}},
+    }
+    if plan.pfc_priorities:
+        out["pfc"] = {PROFILE: {
+            "switch-priority": {str(p): {} for p in plan.pfc_priorities},
+            "tx": "enable",
+            "rx": "enable",
+            "cable-length": plan.cable_length_m,  # metres [CL-QOS, PFC]
+        }}
+        if plan.watchdog.enabled:
+            out["pfc-watchdog"] = _watchdog(plan)
+    return out
+
+
+def _scheduler(spec: QueueSpec | None) -> dict[str, Any]:
+    """One traffic class of the egress scheduler.
+
+    The default profile gives every traffic class DWRR 12-13% [CL-API], and bw-percent must sum
+    to at most 100 [CL-QOS, Egress Scheduler]: the plan's DWRR queues already sum to 100, so the
+    classes no switch priority maps to are made strict. They carry no traffic, so they take no
+    bandwidth from anyone.
+    """
+    if spec is None or spec.strict:
+        return {"mode": "strict"}
+    return {"mode": "dwrr", "bw-percent": spec.percent}
+
+
+def _congestion(spec: QueueSpec) -> dict[str, Any]:
+    """ECN marking of one queue, thresholds in bytes as NVUE takes them [CL-QOS, ECN]."""
+    if spec.ecn is None:
+        # The default profile marks ECN on queue 0 [CL-QOS]; the plan marks only its ECN classes.
+        return {"ecn": "disable"}
+    return {
+        "ecn": "enable",
+        "min-threshold": spec.ecn.min_bytes,
+        "max-threshold": spec.ecn.max_bytes,
+        "probability": spec.ecn.probability,
+        "red": "disable",  # mark, never drop: RDMA is lossless
+    }
+
+
+def _watchdog(plan: QosPlan) -> dict[str, int]:
+    """`qos pfc-watchdog`: NVUE detects a storm after `robustness` polling intervals with the
+    queue paused [CL-QOS, PFC Watchdog], so robustness = ceil(detection / poll); it restores
+    the queue after a polling interval with no pause frame, which NVUE does not let be set, so
+    the plan's restoration time has no NVUE counterpart."""
+    wd = plan.watchdog
+    robustness = math.ceil(wd.detection_ms / wd.poll_ms)
+    if not POLL_RANGE_MS[0] <= wd.poll_ms <= POLL_RANGE_MS[1]:
+        raise UnsupportedPlan(f"{PLATFORM}: PFC watchdog polling interval {wd.poll_ms} ms is "
+                              f"outside {POLL_RANGE_MS[0]}-{POLL_RANGE_MS[1]} ms")
+    if not ROBUSTNESS_RANGE[0] <= robustness <= ROBUSTNESS_RANGE[1]:
+        raise UnsupportedPlan(f"{PLATFORM}: PFC watchdog robustness {robustness} is outside "
+                              f"{ROBUSTNESS_RANGE[0]}-{ROBUSTNESS_RANGE[1]}")
+    return {"polling-interval": wd.poll_ms, "robustness": robustness}
+
+
+def _router(switch: Switch) -> dict[str, Any]:
+    return {"bgp": {"autonomous-system": switch.asn, "enable": "on",
+                    "router-id": str(switch.loopback)}}
+
+
+def _system(switch: Switch) -> dict[str, Any]:
+    return {"hostname": switch.name}
+
+
+def _vrf(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+    neighbors: dict[str, Any] = {}
+    networks: dict[str, Any] = {f"{switch.loopback}/32": {}}
+    for p in ports:
+        if p.peer_switch is not None:
+            if p.peer_switch.asn is None:
+                raise ValueError(f"{p.peer} has no ASN")
+            neighbors[str(p.peer_address.ip)] = {"remote-as": p.peer_switch.asn,
+                                                 "type": "numbered"}
+        else:
+            networks[str(p.address.network)] = {}  # host subnets, on a leaf
+    width = ecmp_width(ports)
+    if width > MAX_ECMP:
+        raise UnsupportedPlan(f"{PLATFORM}: {switch.name} needs {width} ECMP paths; NVUE "
+                              f"allows at most {MAX_ECMP}")
+    return {"default": {"router": {"bgp": {
+        "address-family": {"ipv4-unicast": {
+            "enable": "on",
+            "multipaths": {"ebgp": width},
+            "network": networks,
+        }},
+        "enable": "on",
+        "neighbor": neighbors,
+    }}}}
