@@ -123,6 +123,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
 
+    p = sub.add_parser(
+        "check-cabling", help="check a cabling sheet against the invariants and the plan",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read a cabling sheet (fabgen's cabling.csv or cabling.json, e.g. after a "
+                    "field team edited it) and report asymmetric uplinks, reused ports, rail "
+                    "misalignment, and cables missing from or added to the plan of INTENT.",
+        epilog="example:\n  fabgen check-cabling pod-a.yaml as-built/cabling.csv\n\n"
+               "exit codes: 0 no finding, 1 findings or invalid input")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("sheet", metavar="SHEET", help="cabling.csv or cabling.json")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit code only")
+
     sub.add_parser("schema", help="print the intent's JSON Schema")
     return parser
 
@@ -275,6 +288,27 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 
+def cmd_check_cabling(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.cabling_check import CablingFileError, check_file
+    from fabgen.intent import load
+    from fabgen.topology.build import build
+
+    loaded = load(args.intent)
+    try:
+        findings = check_file(build(loaded.intent), Path(args.sheet))
+    except CablingFileError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.json:
+        print(json.dumps([{"code": f.code, "message": f.message} for f in findings], indent=2))
+    elif not args.quiet:
+        for f in findings:
+            print(f"{args.sheet}: {f.code}: {f.message}")
+        print(f"{args.sheet}: {len(findings)} finding(s)" if findings
+              else f"{args.sheet}: matches the plan")
+    return EXIT_INVALID if findings else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -288,6 +322,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "plan": cmd_plan,
     "schema": cmd_schema,
     "diff": cmd_diff,
+    "check-cabling": cmd_check_cabling,
 }
 
 

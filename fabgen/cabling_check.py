@@ -1,0 +1,90 @@
+"""Check a cabling sheet (fabgen's CSV/JSON, maybe edited by hand or by a field team) against
+the topology invariants and against the plan of the intent it claims to implement."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from fabgen.catalog.ports import switch_port_name
+from fabgen.topology.checks import Finding, check_fabric
+from fabgen.topology.model import Fabric, Link
+
+
+class CablingFileError(ValueError):
+    """The sheet cannot be read; the message names the file, row and column."""
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CablingFileError(f"{path}: cannot read: {exc}") from None
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise CablingFileError(f"{path}: not JSON: {exc}") from None
+        rows = data.get("cables") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise CablingFileError(f"{path}: expected an object with a 'cables' list")
+        return rows
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> list[Link]:
+    """Rows back to Links, port names back to port numbers, by the plan's own naming."""
+    switch_ports: dict[tuple[str, str], int] = {}
+    for sw in fabric.switches:
+        for port in range(1, sw.radix + 1):
+            switch_ports[sw.name, switch_port_name(sw, port)] = port
+    host_ports = {(h.name, p.rdma_device): p.dev for h in fabric.hosts for p in h.ports}
+    links: list[Link] = []
+    for n, row in enumerate(rows, start=2 if source.endswith(".csv") else 1):
+        where = f"{source}: {'line' if source.endswith('.csv') else 'cable'} {n}"
+        try:
+            kind = row["kind"]
+            a_dev, z_dev = str(row["a_device"]), str(row["z_device"])
+            a_name, z_name = str(row["a_port"]), str(row["z_port"])
+        except KeyError as exc:
+            raise CablingFileError(f"{where}: missing column {exc}") from None
+        ends: list[int] = []
+        for dev, name, table in ((a_dev, a_name, host_ports if kind == "node-leaf"
+                                  else switch_ports), (z_dev, z_name, switch_ports)):
+            found = table.get((dev, name))
+            if found is None:
+                raise CablingFileError(f"{where}: {dev} has no port {name!r} in the plan")
+            ends.append(found)
+        plane = fabric.by_name[z_dev].plane if z_dev in fabric.by_name else 0
+        links.append(Link(id=str(row.get("id") or f"row{n}"), kind=kind, a_device=a_dev,
+                          a_port=ends[0], z_device=z_dev, z_port=ends[1],
+                          speed_gbps=fabric.speed_gbps, plane=int(row.get("plane", plane)),
+                          media=str(row.get("media", ""))))
+    return links
+
+
+def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
+    """Cables the plan has and the sheet lacks, and the reverse, by their two ends."""
+    def ends(link: Link) -> tuple[tuple[str, int], tuple[str, int]]:
+        return (link.a_device, link.a_port), (link.z_device, link.z_port)
+
+    plan = {ends(link): link for link in planned.links}
+    sheet = {ends(link): link for link in actual}
+    out = [Finding("missing", f"planned cable {link.id} {link.a_device}:{link.a_port} - "
+                   f"{link.z_device}:{link.z_port} is not in the sheet")
+           for key, link in plan.items() if key not in sheet]
+    out += [Finding("unplanned", f"cable {link.id} {link.a_device}:{link.a_port} - "
+                    f"{link.z_device}:{link.z_port} is not in the plan")
+            for key, link in sheet.items() if key not in plan]
+    return out
+
+
+def check_file(fabric: Fabric, path: Path) -> list[Finding]:
+    """Invariant findings of the sheet as cabled, then its differences from the plan."""
+    links = links_from_rows(fabric, read_rows(path), str(path))
+    as_cabled = replace(fabric, links=tuple(links), extras=())
+    return check_fabric(as_cabled) + compare(fabric, links)
