@@ -8,7 +8,19 @@ from collections.abc import Callable, Iterable
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
 from fabgen.output import with_manifest
-from fabgen.targets import RenderContext, Target, cabling, eos, nvue, report, resolved, sonic
+from fabgen.targets import (
+    RenderContext,
+    Target,
+    cabling,
+    eos,
+    nccl,
+    nic,
+    nvue,
+    preflight,
+    report,
+    resolved,
+    sonic,
+)
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
 
@@ -18,7 +30,7 @@ Progress = Callable[[str, int, int], None]  # (target name, index, total)
 def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
-                           eos.TARGET, nvue.TARGET]
+                           eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET]
     return {t.name: t for t in order}
 
 

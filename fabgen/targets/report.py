@@ -8,6 +8,7 @@ strings; the template only lays them out (no counting, sorting or arithmetic in 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -254,6 +255,12 @@ class ReportTarget:
 
     def render(self, ctx: RenderContext) -> Artifacts:
         context = report_context(ctx.fabric, ctx.intent, ctx.qos)
+        # The validation runbook is the host target's: it knows the devices and NCCL env.
+        from fabgen.targets import preflight
+
+        if ctx.qos is None and ctx.fabric.transport == "roce":
+            ctx = replace(ctx, qos=qos.plan(ctx.intent))
+        context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

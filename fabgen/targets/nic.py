@@ -1,0 +1,239 @@
+"""NIC target: host-side setup of the compute rails (RoCE QoS, MTU, addresses; IB basics).
+
+Layout, and why: one profile script `hosts/nic-setup.sh` for every host, plus a small per-host data
+file `hosts/<host>.env` (RoCE only) with what differs between hosts: the rail addresses, their
+leaf gateways and the RoCE v2 GIDs they produce. All hosts of a fabric share one NIC layout (the
+intent has one node spec), so the logic and the QoS values are written once and reviewed once; a
+1,024-host RoCE fabric then costs 1,024 four-line data files instead of 1,024 copies of the
+script, and an address change shows up in golden/ as a one-line diff of one host. InfiniBand has
+no per-host data (the subnet manager assigns LIDs), so it gets no host files at all.
+
+Every number comes from the QosPlan or the Fabric; the templates only lay the values out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Interface
+from typing import Any
+
+from fabgen import templating
+from fabgen.qos import QosPlan
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.topology.model import Fabric, Host
+
+__all__ = [
+    "FW_LINK_TYPE",
+    "ROCE_MODE_V2",
+    "ROUTE_TABLE_BASE",
+    "RULE_PREF_BASE",
+    "TARGET",
+    "NicTarget",
+    "RailPort",
+    "host_file_path",
+    "ipv4_gid",
+    "profile_name",
+    "profile_ports",
+    "rail_label",
+    "rail_ports",
+    "roce_host_data",
+    "setup_data",
+]
+
+# Policy routing: rail i's routes live in table ROUTE_TABLE_BASE + i, selected by a rule at
+# priority RULE_PREF_BASE + i for traffic sourced from that rail's address. Without it every
+# rail would share the main table, where only one of eight "hosts pool via leaf" routes can win,
+# and the kernel would resolve a RoCE v2 peer through the wrong rail (or through eth0).
+ROUTE_TABLE_BASE = 100
+RULE_PREF_BASE = 100
+# cma_roce_mode -m: 1 = RoCE v1 / IB, 2 = RoCE v2 (mlnx-tools sbin/cma_roce_mode usage text).
+ROCE_MODE_V2 = 2
+# mlxconfig LINK_TYPE_P<n>: 1 = InfiniBand, 2 = Ethernet (VPI adapters boot in either).
+FW_LINK_TYPE = {"infiniband": 1, "roce": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class RailPort:
+    """One compute port of a host, named the way the host tools and NCCL name it."""
+
+    rail: int
+    plane: int
+    dev: int  # HostPort.dev: index in the intent's rdma_devices/netdevs lists
+    rdma_device: str
+    ib_port: int  # 1-based port number of rdma_device (NCCL_IB_HCA dev:port, ibstat, sysfs)
+    fw_port: int  # 1-based physical port of the adapter (mlxconfig *_P<n> parameters)
+    netdev: str
+    gpu: int
+    numa: int
+    address: IPv4Interface | None
+
+
+def rail_ports(host: Host) -> tuple[RailPort, ...]:
+    """The host's compute ports in rail order (rail, then plane).
+
+    Each compute port is its own RDMA device (the intent rejects a name given to two ports, and
+    ConnectX exposes one PCI function per port), so ib_port is 1; it is still counted per device
+    rather than assumed, so a shared device would get ports 1, 2 in port order as the kernel
+    numbers them. fw_port is the adapter's physical port, which mlxconfig's *_P<n> names.
+    """
+    seen: dict[str, int] = {}
+    ports: list[RailPort] = []
+    for hp in host.ports:  # dev order: each device's ports in port order
+        seen[hp.rdma_device] = seen.get(hp.rdma_device, 0) + 1
+        ports.append(RailPort(rail=hp.rail, plane=hp.plane, dev=hp.dev,
+                              rdma_device=hp.rdma_device, ib_port=seen[hp.rdma_device],
+                              fw_port=hp.port + 1, netdev=hp.netdev, gpu=hp.gpu, numa=hp.numa,
+                              address=hp.address))
+    return tuple(sorted(ports, key=lambda p: (p.rail, p.plane)))
+
+
+def _layout(port: RailPort) -> tuple[object, ...]:
+    return (port.rail, port.plane, port.rdma_device, port.ib_port, port.fw_port, port.netdev,
+            port.gpu, port.numa)
+
+
+def profile_ports(fabric: Fabric) -> tuple[RailPort, ...]:
+    """The rail layout every host shares (addresses stripped); raises if hosts differ.
+
+    The intent has one node spec, so this holds by construction; the check keeps a future
+    mixed-node fabric from silently getting the first host's layout everywhere.
+    """
+    if not fabric.hosts:
+        return ()
+    first = rail_ports(fabric.hosts[0])
+    want = [_layout(p) for p in first]
+    for host in fabric.hosts[1:]:
+        if [_layout(p) for p in rail_ports(host)] != want:
+            raise ValueError(f"host {host.name} has a different NIC layout from "
+                             f"{fabric.hosts[0].name}; one host profile cannot describe both")
+    return tuple(RailPort(p.rail, p.plane, p.dev, p.rdma_device, p.ib_port, p.fw_port, p.netdev,
+                          p.gpu, p.numa, None) for p in first)
+
+
+def profile_name(ctx: RenderContext) -> str:
+    """The host profile's name: the NCCL flavour its hosts use (roce, infiniband or efa)."""
+    if ctx.intent.nccl.profile == "efa":
+        return "efa"
+    return ctx.fabric.transport
+
+
+def ipv4_gid(address: IPv4Address) -> str:
+    """The RoCE v2 IPv4 GID as /sys/class/infiniband/<dev>/ports/<p>/gids/<i> prints it."""
+    mapped = b"\x00" * 10 + b"\xff\xff" + address.packed
+    return ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
+
+
+def rail_label(port: RailPort, planes: int) -> str:
+    """How scripts and the runbook name a rail: `rail3`, or `rail3-plane1` with planes."""
+    return f"rail{port.rail}" + (f"-plane{port.plane}" if planes > 1 else "")
+
+
+def host_file_path(host: str) -> str:
+    return f"hosts/{host}.env"
+
+
+def _gateways(fabric: Fabric) -> dict[tuple[str, int], IPv4Address]:
+    """(host, dev) -> the leaf end of that port's /31 (its next hop)."""
+    out: dict[tuple[str, int], IPv4Address] = {}
+    for link in fabric.links_of("node-leaf"):
+        if link.z_address is not None:
+            out[link.a_device, link.a_port] = link.z_address.ip
+    return out
+
+
+def roce_host_data(fabric: Fabric, host: Host,
+                   gateways: dict[tuple[str, int], IPv4Address] | None = None) -> dict[str, Any]:
+    """Per-host values of a RoCE host, one entry per rail in rail order."""
+    gw = gateways if gateways is not None else _gateways(fabric)
+    ports = rail_ports(host)
+    addresses: list[str] = []
+    gids: list[str] = []
+    for p in ports:
+        if p.address is None:
+            raise ValueError(f"{host.name} {p.netdev}: a RoCE port without an address")
+        addresses.append(p.address.with_prefixlen)
+        gids.append(ipv4_gid(p.address.ip))
+    return {
+        "name": host.name,
+        "netdevs": [p.netdev for p in ports],
+        "addresses": addresses,
+        "gateways": [str(gw[host.name, p.dev]) for p in ports],
+        "gids": gids,
+    }
+
+
+def _ecn_vector(plan: QosPlan) -> list[int]:
+    """ECN (DCQCN NP and RP) per priority 0..7: on where the plan marks ECN, off elsewhere."""
+    return [1 if any(c.ecn and c.priority == p for c in plan.classes) else 0 for p in range(8)]
+
+
+def setup_data(ctx: RenderContext) -> dict[str, Any]:
+    """The target-shaped data of hosts/nic-setup.sh: everything the template prints."""
+    fabric, intent = ctx.fabric, ctx.intent
+    ports = profile_ports(fabric)
+    roce = fabric.transport == "roce"
+    data: dict[str, Any] = {
+        "fabric": fabric.name,
+        "profile": profile_name(ctx),
+        "transport": fabric.transport,
+        "roce": roce,
+        "rail_names": [rail_label(p, fabric.planes) for p in ports],
+        "netdevs": [p.netdev for p in ports],
+        "rdma_devices": [p.rdma_device for p in ports],
+        "ib_ports": [p.ib_port for p in ports],
+        "fw_ports": [p.fw_port for p in ports],
+        "fw_link_type": FW_LINK_TYPE[fabric.transport],
+    }
+    if not roce:
+        ib = intent.infiniband
+        data["service_level"] = ib.service_level
+        return data
+    plan = ctx.qos
+    if plan is None:
+        raise ValueError("a RoCE fabric needs its QosPlan to render NIC scripts")
+    ecn = _ecn_vector(plan)
+    data.update(
+        host_mtu=plan.host_mtu,
+        switch_mtu=plan.mtu,
+        dscp2prio=[f"set,{dscp},{prio}" for dscp, prio in enumerate(plan.dscp_to_priority)],
+        pfc=",".join(str(v) for v in plan.pfc_vector),
+        cable_len_m=plan.cable_length_m,
+        rdma_dscp=plan.rdma.dscp[0],
+        rdma_priority=plan.rdma.priority,
+        rdma_tos=plan.rdma.tos,
+        cnp_dscp=plan.cnp.dscp[0],
+        cnp_priority=plan.cnp.priority,
+        ecn_enable=ecn,
+        cc_prio_mask=sum(1 << p for p, on in enumerate(ecn) if on),
+        roce_mode=ROCE_MODE_V2,
+        hosts_prefix=str(intent.addressing.hosts),
+        route_tables=[ROUTE_TABLE_BASE + i for i in range(len(ports))],
+        rule_prefs=[RULE_PREF_BASE + i for i in range(len(ports))],
+        ecn_on=plan.ecn is not None,
+    )
+    return data
+
+
+class NicTarget:
+    name = "nic"
+    description = ("hosts/nic-setup.sh: NIC setup of the compute rails (RoCE: mlnx_qos, "
+                   "cma_roce_*, ECN, MTU, addresses; IB: GPUDirect and link type), "
+                   "hosts/<host>.env: per-host addresses (RoCE)")
+
+    def applies(self, ctx: RenderContext) -> bool:
+        # EFA hosts are EC2 instances: AWS owns the fabric and the NIC settings.
+        return ctx.fabric.transport in ("roce", "infiniband") and ctx.intent.nccl.profile != "efa"
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        data = setup_data(ctx)
+        files = {"hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **data)}
+        if ctx.fabric.transport == "roce":
+            gateways = _gateways(ctx.fabric)
+            for host in ctx.fabric.hosts:
+                files[host_file_path(host.name)] = templating.render(
+                    "nic/host.env.j2", fabric=ctx.fabric.name,
+                    **roce_host_data(ctx.fabric, host, gateways))
+        return files
+
+
+TARGET = NicTarget()
