@@ -136,6 +136,31 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print findings as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit code only")
 
+    p = sub.add_parser(
+        "whatif", help="what the fabric loses when switches, links or a plane fail",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Fail switches, links or planes and compute, from the fabric model, the "
+                    "remaining bisection, the worst oversubscription, ECMP imbalance, which "
+                    "rails/units/nodes are hit and whether any GPU pair loses every path.",
+        epilog="SPEC: a switch (spine-03), a link (leaf-su1-r2:spine-03), a cable id "
+               "(c000123),\n  a role count (spine:2, worst case), a plane (plane:1), all-single, "
+               "or A+B together\n\nexamples:\n"
+               "  fabgen whatif pod-a.yaml --fail spine-01 --fail spine:2\n"
+               "  fabgen whatif pod-a.yaml --fail all-single --min-bisection 0.9 "
+               "--max-oversubscription 2.0\n\n"
+               "exit codes: 0 every scenario within the limits, 1 a limit violated or bad input")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("--fail", action="append", required=True, metavar="SPEC",
+                   help="what fails (repeatable)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--min-bisection", type=float, metavar="FRACTION",
+                   help="exit 1 if any scenario keeps less than this share of the intact "
+                        "bisection (0.9 = 90%%)")
+    p.add_argument("--max-oversubscription", type=float, metavar="RATIO",
+                   help="exit 1 if any scenario leaves a switch oversubscribed above RATIO:1")
+    p.add_argument("--limit", type=int, default=50, help="rows in the table (0 = all)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only violations")
+
     sub.add_parser("schema", help="print the intent's JSON Schema")
     return parser
 
@@ -309,6 +334,37 @@ def cmd_check_cabling(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INVALID if findings else EXIT_OK
 
 
+def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
+    from fabgen import whatif
+    from fabgen.intent import load
+    from fabgen.topology.build import build
+
+    if args.min_bisection is not None and not 0 <= args.min_bisection <= 1:
+        console.error(f"--min-bisection is a fraction of the intact bisection (0 to 1), got "
+                      f"{args.min_bisection:g}")
+        return EXIT_USAGE
+    fabric = build(load(args.intent).intent)
+    try:
+        scenarios = whatif.parse_specs(fabric, args.fail)
+        results = whatif.evaluate(fabric, scenarios)
+        violations = whatif.gate(
+            results, None if args.min_bisection is None else args.min_bisection * 100,
+            args.max_oversubscription)
+    except whatif.WhatifError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.format == "json":
+        data = whatif.to_json(results)
+        data["violations"] = violations
+        print(json.dumps(data, indent=2))
+    else:
+        if not args.quiet:
+            sys.stdout.write(whatif.format_table(results, limit=args.limit or None))
+        for line in violations:
+            print(f"violation: {line}", file=sys.stderr)
+    return EXIT_INVALID if violations else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -323,6 +379,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "schema": cmd_schema,
     "diff": cmd_diff,
     "check-cabling": cmd_check_cabling,
+    "whatif": cmd_whatif,
 }
 
 

@@ -242,6 +242,20 @@ def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = No
     }
 
 
+# all-single costs about 0.1 ms per cable; past this the report points at `fabgen whatif` so a
+# 100k-GPU render stays quick.
+WHATIF_MAX_CABLES = 100_000
+
+
+def _whatif_section(ctx: RenderContext) -> str:
+    from fabgen import whatif
+
+    if len(ctx.fabric.links) <= WHATIF_MAX_CABLES:
+        return whatif.report_section(ctx.fabric).rstrip("\n")
+    return (f"## Single failures\n\nThis fabric has {len(ctx.fabric.links):,} cables; run "
+            f"`fabgen whatif INTENT --fail all-single` for the single-failure summary.")
+
+
 class ReportTarget:
     """The `report` target: report.md and the report.svg it embeds."""
 
@@ -261,6 +275,7 @@ class ReportTarget:
         if ctx.qos is None and ctx.fabric.transport == "roce":
             ctx = replace(ctx, qos=qos.plan(ctx.intent))
         context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
+        context["whatif"] = _whatif_section(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
