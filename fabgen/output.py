@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabgen import __version__
+from fabgen.serialize import json_text
 
 MANIFEST = "manifest.json"
 
@@ -40,7 +41,7 @@ def with_manifest(files: dict[str, str], intent_sha256: str, intent_name: str,
         # A subset render (--only/--devices) says so, so it is never mistaken for the whole.
         manifest["partial"] = partial
     out = dict(sorted(files.items()))
-    out[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    out[MANIFEST] = json_text(manifest)
     return out
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
 from fabgen.catalog.ports import host_port_name, switch_port_name
 from fabgen.intent.units import format_speed
+from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.topology.model import Fabric, HostPort, Link, Switch
 from fabgen.topology.summary import FabricView, Group, switch_lookup, view
@@ -129,7 +129,7 @@ def render_json(fabric: Fabric, rows: list[Row] | None = None) -> str:
         "cables": rows if rows is not None else cable_rows(fabric),
         "switches": switch_rows(fabric),
     }
-    return json.dumps(doc, sort_keys=True, indent=2) + "\n"
+    return json_text(doc)
 
 
 def _dot_text(text: str) -> str:

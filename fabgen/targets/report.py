@@ -242,9 +242,9 @@ def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = No
     }
 
 
-# all-single costs about 0.1 ms per cable; past this the report points at `fabgen whatif` so a
-# 100k-GPU render stays quick.
-WHATIF_MAX_CABLES = 100_000
+# all-single costs about 0.2-0.6 ms per cable, growing with the fabric; past this the report
+# points at `fabgen whatif` so a large render stays quick (8k GPUs in 2 tiers still fit).
+WHATIF_MAX_CABLES = 25_000
 
 
 def _whatif_section(ctx: RenderContext) -> str:

@@ -13,7 +13,6 @@ constants below are platform facts or conventions, each with the document it com
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 from fabgen import catalog, templating
 from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
+from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
 
@@ -229,7 +229,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> ConfigDb:
 
 def config_db_text(config: ConfigDb) -> str:
     """Serialise a config_db dict the way it is committed: sorted keys, 2-space indent."""
-    return json.dumps(config, sort_keys=True, indent=2) + "\n"
+    return json_text(config)
 
 
 def _plan(ctx: RenderContext) -> QosPlan:
