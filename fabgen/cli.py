@@ -161,6 +161,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, help="rows in the table (0 = all)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only violations")
 
+    p = sub.add_parser(
+        "verify-cabling", help="compare an InfiniBand fabric's ibnetdiscover output with the plan",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="List missing, extra and swapped cables (exact ports) and links running "
+                    "below the planned width or speed, matching nodes by GUID or description.",
+        epilog="example:\n  ibnetdiscover > fabric.txt && fabgen verify-cabling pod-a.yaml "
+               "--ibnetdiscover fabric.txt\n\nexit codes: 0 the fabric matches the plan, "
+               "1 findings or invalid input")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("--ibnetdiscover", required=True, metavar="FILE")
+    p.add_argument("--plane", type=int, metavar="N", help="which plane FILE shows (1-based)")
+    p.add_argument("--expect-speed", metavar="NAME",
+                   help="speed to expect instead of the plan's (HDR for a simulated fabric)")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+
     sub.add_parser("schema", help="print the intent's JSON Schema")
     return parser
 
@@ -365,6 +380,23 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INVALID if violations else EXIT_OK
 
 
+def cmd_verify_cabling(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.verify_cabling import format_findings, verify_file
+
+    try:
+        findings = verify_file(args.intent, args.ibnetdiscover,
+                               plane=None if args.plane is None else args.plane - 1,
+                               expected_speed=args.expect_speed)
+    except ValueError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.json:
+        print(json.dumps([{"kind": f.kind, "message": f.message} for f in findings], indent=2))
+    else:
+        sys.stdout.write(format_findings(findings).rstrip("\n") + "\n")
+    return EXIT_INVALID if findings else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -380,6 +412,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "diff": cmd_diff,
     "check-cabling": cmd_check_cabling,
     "whatif": cmd_whatif,
+    "verify-cabling": cmd_verify_cabling,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
@@ -16,6 +17,7 @@ from fabgen.targets import (
     nccl,
     nic,
     nvue,
+    opensm,
     preflight,
     report,
     resolved,
@@ -30,7 +32,8 @@ Progress = Callable[[str, int, int], None]  # (target name, index, total)
 def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
-                           eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET]
+                           eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET]
     return {t.name: t for t in order}
 
 
@@ -38,7 +41,7 @@ def targets() -> dict[str, Target]:
 GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
-    "infiniband": ("opensm",),
+    "infiniband": ("opensm", "ibtopology"),
 }
 
 
@@ -88,7 +91,8 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
     intent = loaded.intent
     names = select(only)
     ctx = RenderContext(intent=intent, fabric=build(intent),
-                        qos=qos.plan(intent) if intent.fabric.transport == "roce" else None)
+                        qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
+                        base_dir=Path(loaded.source.path).parent)
     keep = _device_filter(ctx.fabric, devices) if devices else None
     registry = targets()
     files: dict[str, str] = {}

@@ -13,9 +13,10 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,6 +227,7 @@ class OpenSMResult:
     ibsim_output: str = ""
     ibnetdiscover: str | None = None  # what the simulator shows a discoverer, if asked
     files: dict[str, Path] = field(default_factory=dict)
+    on_up: object = None  # what run_opensm's on_up callback returned, if one was given
 
 
 @dataclass(frozen=True)
@@ -324,6 +326,155 @@ def _opensm_conf(tmp: Path, routing_engine: str, root_file: Path | None,
     return "".join(f"{k} {v}\n" for k, v in lines.items())
 
 
+def run_config_overrides(tmp: Path, log: Path) -> dict[str, str]:
+    """Options a run must own whatever config it is given: logging, dumps, one sweep, no daemon."""
+    return {
+        "log_file": str(log),
+        "log_flags": "0x03",
+        "force_log_flush": "TRUE",
+        "accum_log_file": "FALSE",
+        "dump_files_dir": str(tmp / "dump"),
+        "per_module_logging_file": str(tmp / "per-module-logging.conf"),
+        "prefix_routes_file": str(tmp / "prefix-routes.conf"),
+        "torus_config": str(tmp / "torus-2QoS.conf"),
+        "console": "off",
+        "daemon": "FALSE",
+        "sweep_interval": "0",
+        "fsync_high_avail_files": "FALSE",
+    }
+
+
+def merge_config(config: str, overrides: Mapping[str, str]) -> str:
+    """An opensm.conf with the given options' values replaced (or appended when absent)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in config.splitlines():
+        key = line.split(None, 1)[0] if line.strip() and not line.lstrip().startswith("#") else ""
+        if key in overrides:
+            if key not in seen:
+                out.append(f"{key} {overrides[key]}")
+            seen.add(key)
+        else:
+            out.append(line)
+    out.extend(f"{k} {v}" for k, v in overrides.items() if k not in seen)
+    return "\n".join(out) + "\n"
+
+
+# One client process sends every SMP: starting a umad2sim client costs ~0.1 s (it attaches to
+# the simulator), a query through an attached one well under a millisecond. libibmad is driven
+# through ctypes; ib_portid_t is treated as an opaque, generously sized buffer so its layout
+# does not matter. A GUID is resolved to a LID with one SA PathRecord (a single record).
+_SMP_CLIENT = r"""
+import ctypes, sys
+mad = ctypes.CDLL("libibmad.so.5")
+mad.mad_rpc_open_port.restype = ctypes.c_void_p
+mad.mad_rpc_open_port.argtypes = [ctypes.c_char_p, ctypes.c_int,
+                                  ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+mad.ib_resolve_portid_str_via.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                          ctypes.c_void_p, ctypes.c_void_p]
+mad.smp_query_via.restype = ctypes.c_void_p
+mad.smp_query_via.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint,
+                              ctypes.c_uint, ctypes.c_void_p]
+classes = (ctypes.c_int * 3)(0x01, 0x81, 0x03)  # SMI, directed-route SMI, SA
+port = mad.mad_rpc_open_port(None, 0, classes, 3)
+if not port:
+    sys.exit("mad_rpc_open_port failed")
+portids = {}
+for line in sys.stdin:
+    guid, attr, mod = line.split()
+    if guid not in portids:
+        pid = ctypes.create_string_buffer(1024)
+        # 2 = IB_DEST_GUID
+        portids[guid] = pid if mad.ib_resolve_portid_str_via(pid, guid.encode(), 2, None,
+                                                              port) >= 0 else None
+    pid = portids[guid]
+    buf = ctypes.create_string_buffer(1024)
+    if pid is None:
+        print("ERR-resolve", flush=True)
+    elif not mad.smp_query_via(buf, pid, int(attr, 0), int(mod, 0), 0, port):
+        print("ERR-query", flush=True)
+    else:
+        print(buf.raw[:64].hex(), flush=True)
+"""
+
+SMP_PKEY_TABLE = 0x16  # attribute ids (IBA 14.2.5): P_KeyTable, SLtoVLMappingTable, VLArbitration
+SMP_SL2VL_TABLE = 0x17
+SMP_VLARB_TABLE = 0x18
+
+
+def smp_get(client_env: dict[str, str], tmp: Path,
+            requests: Sequence[tuple[int, int, int]], *, node: str | None = None,
+            timeout: float = 60.0) -> list[bytes]:
+    """SMP Get of (port GUID, attribute id, modifier) each; the 64-byte SMP data of every reply.
+
+    SMP, not SA: through umad2sim an SA multi-record reply carries only its first record.
+    node: the node id the querying client attaches to: a CA (its first port) or a switch (port
+      0); default: client_env's SIM_HOST.
+    """
+    env = dict(client_env)
+    env.pop("SIM_SET_ISSM", None)
+    if node is not None:
+        env["SIM_HOST"] = node
+    lines = "".join(f"0x{guid:016x} {attr:#x} {mod:#x}\n" for guid, attr, mod in requests)
+    proc = subprocess.Popen([sys.executable, "-c", _SMP_CLIENT], cwd=tmp, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(lines.encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        raise RuntimeError("SMP client timed out") from None
+    replies = out.decode().split()
+    if proc.returncode != 0 or len(replies) != len(requests):
+        raise RuntimeError(f"SMP client failed ({proc.returncode}): {err.decode()[-1000:]}")
+    failed = [f"0x{r[0]:016x} attr {r[1]:#x} ({x[4:]})"
+              for r, x in zip(requests, replies, strict=True) if x.startswith("ERR")]
+    if failed:
+        raise RuntimeError(f"SMP Get failed for {len(failed)} ports: {', '.join(failed[:5])}")
+    return [bytes.fromhex(x) for x in replies]
+
+
+def smp_pkeys(client_env: dict[str, str], tmp: Path,
+              port_guids: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """Each port's P_Key table as OpenSM programmed it: its non-empty entries, in table order.
+
+    Blocks 0 and 1 (64 entries, what a ConnectX and ibsim's CA ports hold); 0x8000 = full member.
+    """
+    guids = list(port_guids)
+    replies = smp_get(client_env, tmp, [(g, SMP_PKEY_TABLE, b) for g in guids for b in (0, 1)])
+    out: dict[int, tuple[int, ...]] = {}
+    for i, guid in enumerate(guids):
+        raw = replies[2 * i] + replies[2 * i + 1]
+        keys = (int.from_bytes(raw[j:j + 2], "big") for j in range(0, len(raw), 2))
+        out[guid] = tuple(k for k in keys if k & 0x7FFF)
+    return out
+
+
+def smp_sl2vl(client_env: dict[str, str], tmp: Path,
+              port_guids: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """Each CA port's SL-to-VL table (16 VLs, SL 0 first) as OpenSM programmed it."""
+    guids = list(port_guids)
+    replies = smp_get(client_env, tmp, [(g, SMP_SL2VL_TABLE, 0) for g in guids])
+    return {g: tuple(v for byte in raw[:8] for v in (byte >> 4, byte & 0xF))
+            for g, raw in zip(guids, replies, strict=True)}
+
+
+
+def smp_vlarb(client_env: dict[str, str], tmp: Path, port_guids: Iterable[int]
+              ) -> dict[int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]:
+    """Each CA port's VL arbitration (low table, high table) as (VL, weight) entries with a
+    weight, in table order. The block number rides in the modifier's upper half (as smpquery
+    sends it): 1 = low entries 0-31, 3 = high entries 0-31."""
+    guids = list(port_guids)
+    replies = smp_get(client_env, tmp,
+                      [(g, SMP_VLARB_TABLE, block << 16) for g in guids for block in (1, 3)])
+
+    def entries(raw: bytes) -> tuple[tuple[int, int], ...]:
+        return tuple((raw[i] & 0xF, raw[i + 1]) for i in range(0, len(raw), 2) if raw[i + 1])
+
+    return {g: (entries(replies[2 * i]), entries(replies[2 * i + 1]))
+            for i, g in enumerate(guids)}
+
 def _wait_for(pred: Callable[[], bool], timeout: float,
               procs: Sequence[subprocess.Popen[bytes]]) -> bool:
     deadline = time.monotonic() + timeout
@@ -361,12 +512,19 @@ def run_opensm(
     timeout: float = 60.0,
     sm_node: str | None = None,
     discover: bool = False,
+    config: str | None = None,
+    files: Mapping[str, str] | None = None,
+    on_up: Callable[[dict[str, str], Path], object] | None = None,
 ) -> OpenSMResult:
     """Load the topology in ibsim, run OpenSM once against it, and report ftree's verdict.
 
     Waits for SUBNET UP (or timeout, or OpenSM exiting); both processes are always stopped.
     sm_node: node id OpenSM attaches to (default: the first CA, like a real host-based SM).
     discover: also run ibnetdiscover through the simulator after SUBNET UP.
+    config: an opensm.conf to run instead of the harness's own (e.g. a rendered one with its
+      paths moved into tmpdir); the run-local options of run_config_overrides() replace its own.
+    files: more files written into tmpdir before the start ({name: text}), after the defaults.
+    on_up: called with (client env, tmpdir) while the subnet is up; its return is result.on_up.
     """
     lib = umad2sim_path()
     if lib is None:
@@ -383,10 +541,17 @@ def run_opensm(
     topo = tmp / "topology.ibnd"
     topo.write_text(topology_text)
     log = tmp / "opensm.log"
+    log.unlink(missing_ok=True)  # a reused tmpdir's old "SUBNET UP" must not count for this run
     root_file = _write_guids(tmp / "root_guids.txt", root_guids) if root_guids is not None else None
     cn_file = _write_guids(tmp / "cn_guids.txt", cn_guids) if cn_guids is not None else None
+    for name, content in (files or {}).items():
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text(content)
     conf = tmp / "opensm.conf"
-    conf.write_text(_opensm_conf(tmp, routing_engine, root_file, cn_file, log))
+    if config is None:
+        conf.write_text(_opensm_conf(tmp, routing_engine, root_file, cn_file, log))
+    else:
+        conf.write_text(merge_config(config, run_config_overrides(tmp, log)))
 
     # The socket name is the only thing simulators share machine-wide: make it unique per run.
     sockname = f"fabgen-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -398,10 +563,11 @@ def run_opensm(
     if node:
         client_env["SIM_HOST"] = node
 
-    files = {"topology": topo, "conf": conf, "log": log, "ibsim": tmp / "ibsim.out"}
+    paths = {"topology": topo, "conf": conf, "log": log, "ibsim": tmp / "ibsim.out"}
     ibsim: subprocess.Popen[bytes] | None = None
     osm: subprocess.Popen[bytes] | None = None
     discovered: str | None = None
+    up_result: object = None
     start = time.monotonic()
     try:
         ibsim = _start_ibsim(topo, tmp, env, topology_size(topology_text))
@@ -417,11 +583,13 @@ def run_opensm(
             )
         finally:
             osm_out.close()
-        files["opensm_out"] = tmp / "opensm.out"
+        paths["opensm_out"] = tmp / "opensm.out"
         _wait_for(lambda: SUBNET_UP in _read(log), timeout - (time.monotonic() - start),
                   [ibsim, osm])
         if discover and SUBNET_UP in _read(log):
             discovered = run_ibnetdiscover(client_env, tmp, timeout=30.0)
+        if on_up is not None and SUBNET_UP in _read(log):
+            up_result = on_up(client_env, tmp)
     finally:
         _stop(osm)
         _stop(ibsim)
@@ -435,7 +603,8 @@ def run_opensm(
         seconds=time.monotonic() - start,
         ibsim_output=_read(tmp / "ibsim.out"),
         ibnetdiscover=discovered,
-        files=files,
+        files=paths,
+        on_up=up_result,
     )
 
 

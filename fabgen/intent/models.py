@@ -269,6 +269,53 @@ class QosSpec(StrictModel):
 
 # --- InfiniBand -----------------------------------------------------------------------------
 
+def _pkey(value: object) -> int:
+    if isinstance(value, str):
+        try:
+            return int(value, 0)
+        except ValueError:
+            raise ValueError(f"P_Key {value!r} is not a number like 0x0101") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"P_Key {value!r} is not a number like 0x0101")
+
+
+HostPattern = Annotated[str, AfterValidator(names.check_glob)]
+
+
+class IbPartition(StrictModel):
+    """A tenant partition: its P_Key and the hosts that are members."""
+
+    name: SafeName
+    pkey: Annotated[int, BeforeValidator(_pkey), Field(ge=0x0001, le=0x7FFE),
+                    WithJsonSchema({"anyOf": [{"type": "integer"},
+                                              {"type": "string", "pattern": "^0[xX][0-9a-fA-F]+$"}],
+                                    "examples": ["0x0101"]})]
+    """P_Key 0x0001-0x7ffe (0x7fff is the default partition)."""
+    hosts: list[HostPattern] = Field(["*"], min_length=1)
+    """Shell patterns over host names, e.g. `dgx0[0-3]*`."""
+    membership: Literal["full", "limited"] = "full"
+    ipoib: bool = True
+    """Create an IPoIB broadcast group in this partition."""
+
+
+class IbTrafficClass(StrictModel):
+    """A service level with its virtual lane and arbitration weight (OpenSM QoS)."""
+
+    name: SafeName
+    sl: int = Field(ge=0, le=14)
+    vl: int | None = Field(None, ge=0, le=7)
+    """Virtual lane; handed out in order when omitted."""
+    weight: int = Field(64, ge=1, le=255)
+    """VL arbitration weight in 64-byte credits."""
+    priority: Literal["high", "low"] = "low"
+    partitions: list[SafeName] = []
+    """Tenant partitions whose traffic uses this SL (qos-policy.conf)."""
+    ipoib: bool = False
+    default: bool = False
+    """The SL of traffic no other class matches."""
+
+
 class InfinibandSpec(StrictModel):
     routing_engine: Literal["ftree", "ar_ftree", "updn"] = "ftree"
     adaptive_routing: bool = False
@@ -277,6 +324,15 @@ class InfinibandSpec(StrictModel):
     service_level: int = Field(0, ge=0, le=15)
     """SL of the compute traffic (NCCL_IB_SL)."""
     sm_priority: int = Field(15, ge=0, le=15)
+    sm_host: SafeName | None = None
+    """The host running OpenSM; each plane's opensm.conf binds to its port there."""
+    guids_file: str | list[str] | None = None
+    """`ibnetdiscover` output(s) of the real fabric (relative to the intent file): the files
+    then name the real GUIDs instead of fabgen's deterministic plan."""
+    partitions: list[IbPartition] = []
+    default_membership: Literal["full", "limited"] | None = None
+    """Default partition membership (full without tenant partitions, limited with them)."""
+    traffic_classes: list[IbTrafficClass] = []
 
 
 # --- NCCL -----------------------------------------------------------------------------------

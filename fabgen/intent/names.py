@@ -72,3 +72,13 @@ def check_template(template: str, allowed: tuple[str, ...], pattern: re.Pattern[
                 f"{UNSAFE_HINT}"
             )
     return template
+
+
+GLOB = re.compile(r"^[A-Za-z0-9._*?\[\]!-]{1,63}$")
+
+
+def check_glob(value: str) -> str:
+    if not GLOB.match(value):
+        raise ValueError(f"host pattern {value!r} may use letters, digits, '.', '_', '-' and the "
+                         "wildcards * ? [ ] only")
+    return value

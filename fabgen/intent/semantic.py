@@ -19,6 +19,8 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _catalog(intent, diags)
     _qos(intent, diags)
     _hosts(intent, diags)
+    if intent.fabric.transport == "infiniband":
+        _infiniband(intent, diags)
     if not diags.errors:
         from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
 
@@ -46,6 +48,9 @@ def _fabric(intent: Intent, diags: Diagnostics) -> None:
         diags.warn("InfiniBand switches are configured by the subnet manager; platforms is "
                    "ignored", ("platforms",))
     if not ib and "infiniband" in fields:
+        if intent.infiniband.sharp:
+            diags.error("SHARP is an InfiniBand feature; this fabric is RoCE",
+                        ("infiniband", "sharp"))
         diags.warn("the infiniband section is ignored for a RoCE fabric", ("infiniband",))
     if ib and intent.infiniband.sharp and fab.generation == "hdr":
         pass  # SHARPv2 exists on HDR Quantum switches, nothing to flag
@@ -161,6 +166,57 @@ def _hosts(intent: Intent, diags: Diagnostics) -> None:
         diags.error("host name template must contain {index} so names are unique",
                     ("hosts", "name"))
     _ = names  # names' validators already ran in the models
+
+
+def host_names(intent: Intent) -> list[str]:
+    """Every host name the template gives, in order (what partitions and sm_host refer to)."""
+    su = intent.topology.scalable_unit or 0
+    return [intent.hosts.name.format(index=i + 1, su=(i // su + 1) if su else 1)
+            for i in range(intent.cluster.nodes)]
+
+
+def _infiniband(intent: Intent, diags: Diagnostics) -> None:
+    """Partitions, service levels and the SM host: names that must exist and keys that must not
+    repeat, blamed on the field (OpenSM would otherwise drop a partition with one log line)."""
+    import fnmatch
+
+    ib = intent.infiniband
+    hosts = host_names(intent)
+    names_seen: dict[str, int] = {}
+    pkeys_seen: dict[int, int] = {}
+    for i, part in enumerate(ib.partitions):
+        loc = ("infiniband", "partitions", i)
+        if part.name in names_seen or part.name == "Default":
+            diags.error(f"partition name {part.name!r} is used twice or reserved", (*loc, "name"))
+        names_seen.setdefault(part.name, i)
+        if part.pkey in pkeys_seen:
+            diags.error(f"P_Key {part.pkey:#06x} is already partition "
+                        f"{ib.partitions[pkeys_seen[part.pkey]].name!r}'s", (*loc, "pkey"))
+        pkeys_seen.setdefault(part.pkey, i)
+        for j, pattern in enumerate(part.hosts):
+            if not any(fnmatch.fnmatchcase(h, pattern) for h in hosts):
+                diags.error(f"host pattern {pattern!r} matches no host (hosts are named like "
+                            f"{hosts[0]!r})", (*loc, "hosts", j))
+    sls: dict[int, int] = {}
+    for i, cls in enumerate(ib.traffic_classes):
+        loc = ("infiniband", "traffic_classes", i)
+        if cls.sl in sls:
+            diags.error(f"SL {cls.sl} is already class {ib.traffic_classes[sls[cls.sl]].name!r}'s",
+                        (*loc, "sl"))
+        sls.setdefault(cls.sl, i)
+        for j, name in enumerate(cls.partitions):
+            if name not in names_seen:
+                diags.error(f"no partition named {name!r}", (*loc, "partitions", j))
+    if ib.traffic_classes and ib.service_level not in sls:
+        diags.error(f"service level {ib.service_level} is not the SL of any traffic class",
+                    ("infiniband", "service_level"))
+    if ib.sm_host is not None and ib.sm_host not in hosts:
+        guess = suggest(ib.sm_host, hosts)
+        diags.error(f"no host named {ib.sm_host!r}", ("infiniband", "sm_host"),
+                    f"did you mean {guess!r}?" if guess else None)
+    if ib.sharp and ib.routing_engine == "updn":
+        diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
+                   "them poorly", ("infiniband", "routing_engine"))
 
 
 def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:

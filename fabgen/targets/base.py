@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from fabgen.intent.models import Intent
@@ -19,6 +20,7 @@ class RenderContext:
     intent: Intent
     fabric: Fabric
     qos: QosPlan | None = None  # RoCE fabrics only
+    base_dir: Path | None = None  # the intent's directory, for files the intent names
 
 
 class Target(Protocol):

@@ -1,0 +1,463 @@
+"""Expected-topology check: a real `ibnetdiscover` output compared with the cabling plan.
+
+`verify()` names every difference with its exact ports: cables missing, extra, swapped with
+another cable, landed on the wrong port (miscabled), and links running below their planned width
+or speed. Nodes are matched by node GUID when the GUID plan knows it (a plan read from the real
+fabric), else by node description: the switch name, or "<host> HCA-<nic>" / "<host> mlx5_<n>"
+for a host adapter. Pure functions except `verify_file`, which reads the two files it is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from fabgen.targets.ibnetdiscover import GuidPlan
+from fabgen.topology.model import Fabric, Host
+
+__all__ = [
+    "SPEED_ORDER",
+    "Discovery",
+    "End",
+    "Finding",
+    "FindingKind",
+    "NodeIndex",
+    "discovered_node",
+    "format_findings",
+    "node_index",
+    "parse_ibnetdiscover",
+    "planned_rate",
+    "verify",
+    "verify_file",
+]
+
+FindingKind = Literal["missing", "extra", "swapped", "miscabled", "degraded"]
+_KIND_ORDER: tuple[FindingKind, ...] = ("missing", "swapped", "miscabled", "extra", "degraded")
+
+# IB per-lane signalling generations, slowest first; FDR10 sits between QDR and FDR.
+SPEED_ORDER: tuple[str, ...] = ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR")
+# Gb/s per lane as ports are sold (4x HDR = 200G, 4x NDR = 400G, 2x NDR = "NDR200").
+_LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50,
+              "NDR": 100, "XDR": 200}
+_WIDTHS = (4, 2, 1, 8, 12)  # preferred first: 4x is what every HDR/NDR/XDR port runs
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredNode:
+    """One node record of an ibnetdiscover output."""
+
+    node_id: str  # the quoted id: "S-<guid>" / "H-<guid>" (or a name in hand-written files)
+    kind: Literal["switch", "ca", "router"]
+    nports: int
+    desc: str  # node description ("" when the record has none)
+    guid: int | None  # node GUID (from switchguid=/caguid= or the id), None if unknown
+    port_guids: dict[int, int] = field(default_factory=dict)  # CA port -> port GUID
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredPort:
+    """One port line: a cable as seen from `node_id`'s side, with the rate it trained at."""
+
+    node_id: str
+    port: int
+    far_id: str
+    far_port: int
+    width: int | None  # lanes (4 for "4xHDR"); None when the line gives no rate
+    speed: str | None  # "HDR", "NDR", ...
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    nodes: dict[str, DiscoveredNode]
+    ports: tuple[DiscoveredPort, ...]
+
+
+_GUID_LINE = re.compile(r"^(switch|ca|router|rt)guid=0x([0-9a-fA-F]+)(?:\(([0-9a-fA-F]+)\))?",
+                        re.IGNORECASE)
+_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]+)"(?:\s*#\s*"(.*)")?')
+_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\](?:\(([0-9a-fA-F]+)\))?'
+                   r"(.*)$")
+_RATE = re.compile(r"\b(\d+)x([A-Z]+[0-9]*)\s*$")
+_ID_GUID = re.compile(r"^[SHR]-([0-9a-fA-F]{1,16})$")
+_KINDS: dict[str, Literal["switch", "ca", "router"]] = {
+    "Switch": "switch", "Ca": "ca", "Hca": "ca", "Rt": "router"}
+
+
+def parse_ibnetdiscover(text: str) -> Discovery:
+    """Node records and port lines of an ibnetdiscover output (or an ibsim topology file)."""
+    nodes: dict[str, DiscoveredNode] = {}
+    ports: list[DiscoveredPort] = []
+    pending_guid: int | None = None
+    current: DiscoveredNode | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        guid_line = _GUID_LINE.match(line)
+        if guid_line:
+            pending_guid = int(guid_line.group(2), 16)
+            continue
+        header = _HEADER.match(line)
+        if header:
+            node_id = header.group(3)
+            guid = pending_guid
+            if guid is None and (m := _ID_GUID.match(node_id)):
+                guid = int(m.group(1), 16)
+            current = DiscoveredNode(node_id, _KINDS[header.group(1)], int(header.group(2)),
+                                     header.group(4) or "", guid)
+            nodes[node_id] = current
+            pending_guid = None
+            continue
+        port = _PORT.match(line)
+        if port and current is not None:
+            local = int(port.group(1))
+            if port.group(2):
+                current.port_guids[local] = int(port.group(2), 16)
+            rate = _RATE.search(port.group(6))
+            ports.append(DiscoveredPort(
+                current.node_id, local, port.group(3), int(port.group(4)),
+                int(rate.group(1)) if rate else None, rate.group(2) if rate else None))
+            continue
+        if line and not line.startswith("#") and "=" not in line:
+            current = None  # anything else ends the record, as in ibsim's reader
+    return Discovery(nodes, tuple(ports))
+
+
+# --------------------------------------------------------------------------- matching
+
+PlanKey = tuple[Literal["switch"], str] | tuple[Literal["ca"], tuple[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeIndex:
+    """How discovered nodes are recognised: by node GUID first, then by description."""
+
+    by_guid: dict[int, PlanKey]
+    by_desc: dict[str, PlanKey]
+
+
+# NVIDIA switches describe themselves as "MF0;<hostname>:<model>/U1" once a hostname is set.
+_MLNX_DESC = re.compile(r"^[^;]*;([^:]+):")
+
+
+def node_index(fabric: Fabric, guids: GuidPlan | None = None) -> NodeIndex:
+    """Names under which each planned node may be discovered, and its planned node GUIDs."""
+    by_desc: dict[str, PlanKey] = {}
+    for sw in fabric.switches:
+        by_desc[sw.name] = ("switch", sw.name)
+    for host in fabric.hosts:
+        for hp in host.ports:
+            key: PlanKey = ("ca", (host.name, hp.nic))
+            by_desc.setdefault(f"{host.name} HCA-{hp.nic}", key)
+            # Linux names a ConnectX "<hostname> mlx5_<n>"; each port may be its own device.
+            by_desc.setdefault(f"{host.name} {hp.rdma_device}", key)
+    by_guid: dict[int, PlanKey] = {}
+    if guids is not None:
+        for name, guid in guids.switch_guids.items():
+            by_guid[guid] = ("switch", name)
+        for hn, guid in guids.ca_guids.items():
+            by_guid[guid] = ("ca", hn)
+    return NodeIndex(by_guid, by_desc)
+
+
+def discovered_node(node: DiscoveredNode, index: NodeIndex) -> PlanKey | None:
+    """The planned node a discovered one is, or None (by GUID, then by description)."""
+    if node.guid is not None and node.guid in index.by_guid:
+        key = index.by_guid[node.guid]
+        if (key[0] == "switch") == (node.kind == "switch"):
+            return key
+    desc = node.desc.strip()
+    key2 = index.by_desc.get(desc)
+    if key2 is None and (m := _MLNX_DESC.match(desc)):
+        key2 = index.by_desc.get(m.group(1))
+    if key2 is not None and (key2[0] == "switch") == (node.kind == "switch"):
+        return key2
+    return None
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class End:
+    """One end of a cable: a switch port, or a host adapter port ("dgx001 HCA-3" port 1)."""
+
+    device: str
+    port: int
+    note: str = field(default="", compare=False)  # e.g. the RDMA device "mlx5_3"
+
+    def __str__(self) -> str:
+        return f"{self.device} port {self.port}" + (f" ({self.note})" if self.note else "")
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.device, self.port)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One difference between the plan and the discovered fabric, with the exact ports."""
+
+    kind: FindingKind
+    planned: tuple[End, End] | None  # the cable as planned (None for an extra cable)
+    found: tuple[End, End] | None  # the cable as discovered (None for a missing cable)
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+Cable = frozenset[tuple[str, int]]
+Rate = tuple[int, str]  # (width, speed name)
+
+
+def planned_rate(speed_gbps: int, generation: str | None = None) -> Rate:
+    """Width and lane speed a link of this speed runs at: 400G NDR = 4x NDR, NDR200 = 2x NDR."""
+    gens = [generation.upper()] if generation else ["XDR", "NDR", "HDR", "EDR", "FDR", "QDR"]
+    for width in _WIDTHS:
+        for gen in gens:
+            if _LANE_GBPS[gen] * width == speed_gbps:
+                return width, gen
+    raise ValueError(f"no InfiniBand width/speed gives {speed_gbps} Gb/s"
+                     + (f" at {generation.upper()}" if generation else ""))
+
+
+def _rate_text(rate: Rate) -> str:
+    return f"{rate[0]}x{rate[1]}"
+
+
+def _slower(found: Rate, planned: Rate) -> bool:
+    width, speed = found
+    if width < planned[0]:
+        return True
+    if speed in SPEED_ORDER and planned[1] in SPEED_ORDER:
+        return SPEED_ORDER.index(speed) < SPEED_ORDER.index(planned[1])
+    return speed != planned[1]
+
+
+def _in_plane(plane: int | None, value: int) -> bool:
+    return plane is None or plane == value
+
+
+def _host_end(host: Host, dev: int) -> End:
+    hp = next(p for p in host.ports if p.dev == dev)
+    return End(f"{host.name} HCA-{hp.nic}", hp.port + 1, hp.rdma_device)
+
+
+def _planned(fabric: Fabric, plane: int | None, generation: str | None,
+             expected_speed: str | None, expected_width: int | None
+             ) -> dict[Cable, tuple[End, End, Rate]]:
+    hosts = {h.name: h for h in fabric.hosts}
+    out: dict[Cable, tuple[End, End, Rate]] = {}
+    for link in fabric.links:
+        if not _in_plane(plane, link.plane):
+            continue
+        if link.kind == "node-leaf":
+            a = _host_end(hosts[link.a_device], link.a_port)
+        else:
+            a = End(link.a_device, link.a_port)
+        z = End(link.z_device, link.z_port)
+        width, speed = planned_rate(link.speed_gbps, generation)
+        rate = (expected_width or width, expected_speed.upper() if expected_speed else speed)
+        out[frozenset({a.key, z.key})] = (a, z, rate)
+    return out
+
+
+def _pick_plane(fabric: Fabric, disc: Discovery, index: NodeIndex) -> int | None:
+    if fabric.planes <= 1:
+        return None
+    planes = {sw.name: sw.plane for sw in fabric.switches}
+    seen: Counter[int] = Counter()
+    for node in disc.nodes.values():
+        key = discovered_node(node, index)
+        if key is not None and key[0] == "switch":
+            seen[planes[key[1]]] += 1
+    if not seen:
+        raise ValueError("no discovered switch matches a switch of the plan (by GUID or node "
+                         "description); is this the right fabric?")
+    return seen.most_common(1)[0][0]
+
+
+def _discovered(fabric: Fabric, disc: Discovery, index: NodeIndex
+                ) -> dict[Cable, tuple[End, End, Rate | None]]:
+    hosts = {h.name: h for h in fabric.hosts}
+    labels: dict[str, tuple[str, dict[int, str]]] = {}  # node id -> (device, port -> note)
+    for node_id, node in disc.nodes.items():
+        key = discovered_node(node, index)
+        if key is None:
+            what = {"switch": "switch", "ca": "adapter", "router": "router"}[node.kind]
+            guid = f" {node.guid:#018x}" if node.guid is not None else f" {node_id}"
+            name = f'unplanned {what} "{node.desc}"{guid}' if node.desc else \
+                f"unplanned {what}{guid}"
+            labels[node_id] = (name, {})
+        elif key[0] == "switch":
+            labels[node_id] = (key[1], {})
+        else:
+            hname, nic = key[1]
+            notes = {hp.port + 1: hp.rdma_device for hp in hosts[hname].ports if hp.nic == nic}
+            labels[node_id] = (f"{hname} HCA-{nic}", notes)
+
+    def end(node_id: str, port: int) -> End:
+        device, notes = labels.get(node_id, (f"unknown node {node_id}", {}))
+        return End(device, port, notes.get(port, ""))
+
+    out: dict[Cable, tuple[End, End, Rate | None]] = {}
+    for p in disc.ports:
+        a, z = end(p.node_id, p.port), end(p.far_id, p.far_port)
+        rate = (p.width, p.speed) if p.width is not None and p.speed is not None else None
+        cable = frozenset({a.key, z.key})
+        if cable in out:
+            old = out[cable][2]
+            if old is None or (rate is not None and _slower(rate, old)):
+                out[cable] = (*out[cable][:2], rate)  # the two sides disagree: keep the slower
+            continue
+        out[cable] = (a, z, rate)
+    return out
+
+
+def _other(cable: Cable, key: tuple[str, int]) -> tuple[str, int]:
+    rest = [k for k in cable if k != key]
+    return rest[0] if rest else key
+
+
+def verify(
+    fabric: Fabric,
+    guids: GuidPlan | None,
+    ibnetdiscover_text: str,
+    *,
+    plane: int | None = None,
+    generation: str | None = None,
+    expected_speed: str | None = None,
+    expected_width: int | None = None,
+) -> list[Finding]:
+    """Every difference between the plan and a discovered fabric, sorted by kind and port.
+
+    plane: which plane the discovery covers (each IB plane is its own subnet); guessed from the
+      discovered switch names when the fabric has several and none is given.
+    generation: the fabric's IB generation ("ndr"), to tell 2x NDR from 4x HDR at 200G.
+    expected_speed: the lane speed every link should train at instead of the planned one, e.g.
+      "HDR" for a simulated fabric (ibsim models no NDR/XDR); width is still checked.
+    """
+    disc = parse_ibnetdiscover(ibnetdiscover_text)
+    index = node_index(fabric, guids)
+    if plane is None:
+        plane = _pick_plane(fabric, disc, index)
+    planned = _planned(fabric, plane, generation, expected_speed, expected_width)
+    found = _discovered(fabric, disc, index)
+
+    missing = {c for c in planned if c not in found}
+    extra = {c for c in found if c not in planned}
+    ends: dict[tuple[str, int], End] = {}
+    for a, z, _ in [*planned.values(), *found.values()]:
+        for e in (a, z):
+            if e.key not in ends or not ends[e.key].note:
+                ends[e.key] = e
+    planned_at = {k: c for c in missing for k in c}
+    found_at = {k: c for c in extra for k in c}
+    findings: list[Finding] = []
+
+    def pair(c: Cable, first: tuple[str, int]) -> tuple[End, End]:
+        return ends[first], ends[_other(c, first)]
+
+    # A swap: planned x-y and x2-y2 are found as x-y2 and x2-y (two cables, four ports).
+    for cable in sorted(missing, key=sorted):
+        if cable not in missing:
+            continue
+        for x in sorted(cable):
+            y = _other(cable, x)
+            wrong = found_at.get(x)
+            if wrong is None or wrong not in extra:
+                continue
+            y2 = _other(wrong, x)
+            partner = planned_at.get(y2)
+            if partner is None or partner == cable or partner not in missing:
+                continue
+            x2 = _other(partner, y2)
+            back = found_at.get(x2)
+            if back is None or back not in extra or _other(back, x2) != y:
+                continue
+            for px, py, qx, qy, got in ((x, y, x2, y2, y2), (x2, y2, x, y, y)):
+                findings.append(Finding(
+                    "swapped", (ends[px], ends[py]), (ends[px], ends[got]),
+                    f"swapped cable: {ends[px]} is cabled to {ends[got]}, planned {ends[py]} "
+                    f"(swapped with the cable of {ends[qx]}, planned to {ends[qy]})"))
+            missing -= {cable, partner}
+            extra -= {wrong, back}
+            break
+
+    # One end right, the other on a wrong port: a miscabled (moved) cable.
+    for cable in sorted(missing, key=sorted):
+        for x in sorted(cable):
+            wrong = found_at.get(x)
+            if wrong is None or wrong not in extra:
+                continue
+            y, w = _other(cable, x), _other(wrong, x)
+            findings.append(Finding(
+                "miscabled", (ends[x], ends[y]), (ends[x], ends[w]),
+                f"miscabled: {ends[x]} is cabled to {ends[w]}, planned {ends[y]}"))
+            missing.discard(cable)
+            extra.discard(wrong)
+            break
+
+    for cable in missing:
+        a, z, _rate = planned[cable]
+        findings.append(Finding("missing", (a, z), None,
+                                f"missing cable: {a} <-> {z} is not connected"))
+    for cable in extra:
+        a, z = pair(cable, min(cable))
+        findings.append(Finding("extra", None, (a, z),
+                                f"extra cable: {a} <-> {z} is not in the plan"))
+    for cable, (a, z, want) in planned.items():
+        seen = found[cable][2] if cable in found else None
+        if seen is not None and _slower(seen, want):
+            findings.append(Finding(
+                "degraded", (a, z), (a, z),
+                f"degraded link: {a} <-> {z} runs at {_rate_text(seen)}, "
+                f"planned {_rate_text(want)}"))
+    return sorted(findings, key=lambda f: (_KIND_ORDER.index(f.kind), _natural(f.message)))
+
+
+def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", text) if t)
+
+
+def format_findings(findings: Iterable[Finding], *, cables: int | None = None) -> str:
+    """A report for a terminal or CI log: a summary line, then one line per finding."""
+    items = list(findings)
+    if not items:
+        checked = f" ({cables} cables checked)" if cables is not None else ""
+        return f"cabling matches the plan{checked}: no missing, extra, swapped or slow links\n"
+    counts = Counter(f.kind for f in items)
+    summary = ", ".join(f"{counts[k]} {k}" for k in _KIND_ORDER if counts[k])
+    noun = "finding" if len(items) == 1 else "findings"
+    return f"{len(items)} {noun}: {summary}\n" + "".join(f"  {f.message}\n" for f in items)
+
+
+def verify_file(
+    intent_path: str | Path,
+    ibnetdiscover_path: str | Path,
+    *,
+    plane: int | None = None,
+    expected_speed: str | None = None,
+    expected_width: int | None = None,
+) -> list[Finding]:
+    """`fabgen verify-cabling INTENT --ibnetdiscover FILE`: load, build, compare.
+
+    Raises fabgen.errors.FabgenError for a bad intent and OSError for an unreadable file.
+    """
+    from fabgen.intent import load
+    from fabgen.targets.opensm import guid_plan_for, settings_from_intent
+    from fabgen.topology.build import build
+
+    intent = load(intent_path).intent
+    fabric = build(intent)
+    settings = settings_from_intent(intent)
+    text = Path(ibnetdiscover_path).read_text(errors="replace")
+    guids = guid_plan_for(fabric, settings, base=Path(intent_path).parent)
+    return verify(fabric, guids, text, plane=plane, generation=settings.generation,
+                  expected_speed=expected_speed, expected_width=expected_width)
