@@ -111,11 +111,12 @@ class SonicTarget:
 
     def render(self, ctx: RenderContext) -> Artifacts:
         index = _links_by_switch(ctx.fabric)
+        hosts = {h.name: h for h in ctx.fabric.hosts}  # once: per switch it was O(switches*hosts)
         out: Artifacts = {}
         for switch in ctx.fabric.switches:
             if switch.platform != "sonic":
                 continue
-            ports = _ports(ctx.fabric, switch, index.get(switch.name, ()))
+            ports = _ports(ctx.fabric, switch, index.get(switch.name, ()), hosts)
             out[f"sonic/{switch.name}/config_db.json"] = config_db_text(
                 _device_config(ctx, switch, ports))
             out[f"sonic/{switch.name}/frr.conf"] = frr_text(_frr_data(ctx, switch, ports))
@@ -149,9 +150,11 @@ def _links_by_switch(fabric: Fabric) -> dict[str, list[Link]]:
     return index
 
 
-def _ports(fabric: Fabric, switch: Switch, links: list[Link] | tuple[Link, ...]) -> list[_Port]:
+def _ports(fabric: Fabric, switch: Switch, links: list[Link] | tuple[Link, ...],
+           hosts: dict[str, Host] | None = None) -> list[_Port]:
     switches = fabric.by_name or {s.name: s for s in fabric.switches}
-    hosts: dict[str, Host] = {h.name: h for h in fabric.hosts}
+    if hosts is None:
+        hosts = {h.name: h for h in fabric.hosts}
     ports: list[_Port] = []
     for link in links:
         if link.a_device == switch.name:
