@@ -176,6 +176,50 @@ def _parser() -> argparse.ArgumentParser:
                    help="speed to expect instead of the plan's (HDR for a simulated fabric)")
     p.add_argument("--json", action="store_true", help="print findings as JSON")
 
+    p = sub.add_parser(
+        "push", help="push rendered configs to switches (dry run by default)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Connect to each selected switch, load the rendered config and show the "
+                    "device's diff (dry run, the default). With --commit: a canary, then "
+                    "batches, each under commit-confirm (EOS session timer, NVUE apply "
+                    "--confirm, a rollback timer fabgen arms on SONiC), stopping and rolling "
+                    "back at the first failed batch. Credentials come from FABGEN_USERNAME / "
+                    "FABGEN_PASSWORD or a prompt, never from the intent or a file.",
+        epilog="examples:\n"
+               "  fabgen push pod-a.yaml --hosts mgmt.yaml                    # dry run: diffs\n"
+               "  fabgen push pod-a.yaml --hosts mgmt.yaml --commit --role leaf --batch-size 8\n"
+               "\nexit codes: 0 every device ok, 1 a device failed, the rollout stopped, or "
+               "bad input")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("--hosts", required=True, metavar="FILE",
+                   help="YAML: switch name -> management host[:port]")
+    p.add_argument("-r", "--render-dir", metavar="DIR", help="rendered configs (default out/NAME)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", dest="commit", action="store_false",
+                      help="show each device's diff, change nothing (default)")
+    mode.add_argument("--commit", dest="commit", action="store_true",
+                      help="apply: canary, then batches, with commit-confirm and rollback")
+    p.set_defaults(commit=False)
+    p.add_argument("--devices", metavar="GLOB[,GLOB]", help="only these switches")
+    p.add_argument("--role", default="", metavar="ROLES", help="only these roles (leaf,spine,core)")
+    p.add_argument("--rail", default="", metavar="RAILS", help="only leaves of these rails (0,3)")
+    p.add_argument("--workers", type=int, default=8, help="devices at once (default 8)")
+    p.add_argument("--timeout", type=int, default=60, help="per-command timeout, s")
+    p.add_argument("--apply-timeout", type=int, default=300, help="applying command timeout, s")
+    p.add_argument("--canary", metavar="GLOB", help="canary devices (default: the first leaf)")
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--confirm-timeout", type=int, default=600,
+                   help="seconds before an unconfirmed commit rolls back")
+    p.add_argument("--known-hosts", metavar="FILE", help="default ~/.ssh/known_hosts")
+    p.add_argument("--accept-new-host-keys", action="store_true",
+                   help="accept and record unknown host keys (changed keys are always refused)")
+    p.add_argument("--audit", metavar="FILE", help="JSON-lines audit log")
+    p.add_argument("--sonic-apply", choices=("reload", "replace"), default="reload")
+    p.add_argument("--username", help="login name (else FABGEN_USERNAME)")
+    p.add_argument("--ssh-config", metavar="FILE")
+    p.add_argument("--no-diff", action="store_true", help="do not print diffs")
+    common(p)
+
     sub.add_parser("schema", help="print the intent's JSON Schema")
     return parser
 
@@ -397,6 +441,37 @@ def cmd_verify_cabling(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INVALID if findings else EXIT_OK
 
 
+def cmd_push(args: argparse.Namespace, console: Console) -> int:
+    from fabgen import push
+
+    def split(text: str) -> tuple[str, ...]:
+        return tuple(x.strip() for x in text.split(",") if x.strip())
+
+    try:
+        rails = tuple(int(r) for r in split(args.rail))
+    except ValueError:
+        console.error(f"--rail takes comma-separated rail numbers, got {args.rail!r}")
+        return EXIT_USAGE
+    options = push.PushOptions(
+        intent=Path(args.intent), hosts=Path(args.hosts),
+        render_dir=Path(args.render_dir) if args.render_dir else None,
+        commit=args.commit, devices=args.devices, roles=split(args.role), rails=rails,
+        workers=args.workers, timeout=args.timeout, apply_timeout=args.apply_timeout,
+        canary=args.canary, batch_size=args.batch_size, confirm_timeout=args.confirm_timeout,
+        known_hosts=Path(args.known_hosts) if args.known_hosts else None,
+        accept_new_host_keys=args.accept_new_host_keys,
+        audit=Path(args.audit) if args.audit else None, sonic_apply=args.sonic_apply,
+        username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
+        show_diff=not args.no_diff, strict=args.strict)
+    report = push.run(options, (lambda _: None) if (args.json or args.quiet) else print)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    elif args.quiet:
+        for dev in report.failed:
+            console.error(f"{dev.name}: {dev.error_kind}: {dev.error}")
+    return report.exit_code
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -413,6 +488,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "check-cabling": cmd_check_cabling,
     "whatif": cmd_whatif,
     "verify-cabling": cmd_verify_cabling,
+    "push": cmd_push,
 }
 
 

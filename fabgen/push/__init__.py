@@ -1,0 +1,296 @@
+"""`fabgen push`: send rendered switch configs to the devices, dry run by default.
+
+    report = push.run(PushOptions(intent=..., hosts=...), print)
+    sys.exit(report.exit_code)
+
+A dry run connects, loads each candidate, prints the diff (the device's own where the platform
+has one, a clearly labelled local one for SONiC) and changes nothing. `commit=True` pushes a
+canary set, then batches, each under a confirm timer, stopping at the first failed batch and
+rolling that batch back; devices of later batches are listed as not touched. Failures are per
+device (unreachable, auth, timeout, host key, rejected, verify) and never stop the report.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import getpass
+import hashlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from fabgen.errors import FabgenError
+from fabgen.push.audit import AuditLog, default_path
+from fabgen.push.credentials import Credentials, Redactor, resolve
+from fabgen.push.drivers import DRIVERS
+from fabgen.push.inventory import Device, check_render, devices_for, load_hosts, select
+from fabgen.push.results import DeviceError, DeviceReport, PushReport
+
+if TYPE_CHECKING:
+    from nornir.core import Nornir
+
+    from fabgen.push.runner import RunContext
+
+__all__ = ["Credentials", "DeviceReport", "PushOptions", "PushReport", "run"]
+
+ConsolePrint = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    """Everything `fabgen push` takes; the defaults are the CLI's."""
+
+    intent: Path
+    hosts: Path  # YAML: switch name -> host[:port]
+    render_dir: Path | None = None  # default out/<intent name>, as `fabgen render`
+    commit: bool = False  # False: dry run
+    devices: str | None = None  # glob(s) on switch names, comma-separated
+    roles: tuple[str, ...] = ()
+    rails: tuple[int, ...] = ()
+    workers: int = 8  # devices worked on at once
+    timeout: float = 60.0  # seconds: connecting, logging in, each command
+    apply_timeout: float = 300.0  # seconds: the command that applies (`config reload`, ...)
+    canary: str | None = None  # glob(s); default: the first selected leaf
+    batch_size: int = 4
+    confirm_timeout: int = 600  # seconds before an unconfirmed commit rolls back
+    known_hosts: Path | None = None  # default ~/.ssh/known_hosts
+    accept_new_host_keys: bool = False
+    audit: Path | None = None  # default <render dir>.push-audit.jsonl beside the render dir
+    sonic_apply: Literal["reload", "replace"] = "reload"
+    username: str | None = None  # overrides FABGEN_USERNAME
+    ssh_config: Path | None = None  # an OpenSSH client config (ProxyJump...); none by default
+    show_diff: bool = True
+    strict: bool = False  # intent warnings are errors
+
+    def check(self) -> None:
+        problems = []
+        if self.workers < 1:
+            problems.append("--workers must be at least 1")
+        if self.batch_size < 1:
+            problems.append("--batch-size must be at least 1")
+        if self.timeout <= 0 or self.apply_timeout <= 0:
+            problems.append("--timeout and --apply-timeout must be positive")
+        if not 10 <= self.confirm_timeout < 86400:
+            problems.append("--confirm-timeout must be between 10 seconds and 24 hours")
+        if self.sonic_apply not in ("reload", "replace"):
+            problems.append("--sonic-apply must be reload or replace")
+        if problems:
+            raise FabgenError.single("push: " + "; ".join(problems))
+
+
+def _new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _batches(devices: list[Device], canary: str | None, size: int) -> list[tuple[str, list[str]]]:
+    """[("canary", names), ("1", names), ...]: the canary set, then the rest in fabric order."""
+    names = [d.name for d in devices]
+    if canary:
+        globs = [g.strip() for g in canary.split(",") if g.strip()]
+        first = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in globs)]
+        if not first:
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            raise FabgenError.single(f"push: --canary {canary!r} matches none of the selected "
+                                     f"devices ({shown})")
+    else:
+        leaves = [d.name for d in devices if d.switch.role == "leaf"]
+        first = [leaves[0] if leaves else names[0]]
+    rest = [n for n in names if n not in first]
+    out = [("canary", first)]
+    out += [(str(i // size + 1), rest[i:i + size]) for i in range(0, len(rest), size)]
+    return out
+
+
+def _status_line(rep: DeviceReport) -> str:
+    plus, minus = rep.diff_stat()
+    stat = f" (+{plus} -{minus})" if rep.changed else ""
+    if rep.failed:
+        text = f"{rep.name}: FAILED ({rep.error_kind}): {rep.error}"
+        if rep.rolled_back:
+            text += "; rolled back"
+    else:
+        text = {"unchanged": f"{rep.name}: unchanged",
+                "would-change": f"{rep.name}: would change{stat}",
+                "committed": f"{rep.name}: committed{stat}",
+                "rolled-back": f"{rep.name}: rolled back{stat} (its batch failed)",
+                "pending-confirm": f"{rep.name}: applied, not confirmed",
+                "not-attempted": f"{rep.name}: not touched"}[rep.status]
+    if rep.rollback_failed:
+        text += f"; ROLLBACK FAILED ({rep.rollback_failed}): check this device by hand"
+    return text
+
+
+def _show(rep: DeviceReport, say: ConsolePrint, show_diff: bool, indent: str = "") -> None:
+    if show_diff and rep.changed and rep.diff.strip():
+        source = ("LOCAL diff: fabgen's comparison of the fetched running config with the "
+                  "render, not the device's own" if rep.diff_source == "local"
+                  else "diff by the device")
+        say(f"{indent}--- {rep.name} ({rep.platform} at {rep.address}, {rep.mode}; {source})")
+        for line in rep.diff.splitlines():
+            say(f"{indent}{line}")
+    say(indent + _status_line(rep))
+
+
+def run(options: PushOptions, console_print: ConsolePrint,
+        credentials: dict[str, Credentials] | None = None) -> PushReport:
+    """Run `fabgen push`; return the report (its `exit_code` is the command's).
+
+    Raises FabgenError for problems with the input (intent, hosts file, filters, credentials)
+    before any device is contacted. Device failures never raise: they are in the report.
+    """
+    from fabgen.intent import load
+    from fabgen.topology.build import build
+
+    try:
+        from fabgen.push import runner
+    except ImportError as exc:  # napalm/netmiko/nornir live in the optional `push` extra
+        raise FabgenError.single(f"push needs {exc.name or 'its dependencies'}: install "
+                                 "fabgen with the push extra (pip install 'fabgen[push]')") \
+            from None
+
+    options.check()
+    loaded = load(options.intent, strict=options.strict)
+    fabric = build(loaded.intent)
+    render_dir = options.render_dir or Path("out") / loaded.intent.name
+    switches = select(fabric, options.devices, options.roles, options.rails)
+    hosts = load_hosts(options.hosts, fabric)
+    devices = devices_for(switches, hosts)
+    reachable = [d for d in devices if d.address is not None]
+    creds = credentials if credentials is not None else resolve(
+        {d.platform for d in reachable}, options.username)
+    redact = Redactor(c.password for c in creds.values())
+
+    def say(text: str) -> None:
+        console_print(redact(text))
+
+    run_id = _new_run_id()
+    audit_path = options.audit or default_path(render_dir)
+    audit = AuditLog(audit_path, redact, run_id)
+    known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
+    report = PushReport(run_id, fabric.name, options.commit, [], audit_path=str(audit_path))
+
+    configs: dict[str, str] = {}
+    for dev in devices:
+        driver = DRIVERS[dev.platform]
+        rep = DeviceReport(dev.name, dev.platform, dev.switch.role,
+                           str(dev.address) if dev.address else "", dev.config_path,
+                           driver.mode, driver.diff_source)
+        report.devices.append(rep)
+        if dev.address is None:
+            rep.fail(DeviceError("config", f"no address for {dev.name} in {options.hosts}"))
+            continue
+        try:
+            text = (render_dir / dev.config_path).read_text(encoding="utf-8")
+        except OSError as exc:
+            rep.fail(DeviceError("config", f"no rendered config {render_dir / dev.config_path}: "
+                                 f"{exc.strerror or exc}"))
+            continue
+        configs[dev.name] = text
+        rep.config_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    problems = check_render(render_dir, loaded.source.sha256, [d.config_path for d in devices])
+
+    action = "COMMIT" if options.commit else "DRY RUN"
+    say(f"fabgen push {fabric.name}: {action} of {len(devices)} device(s)"
+        + ("" if options.commit else "; nothing will be changed (--commit applies)"))
+    say(f"  render {render_dir}, hosts {options.hosts}, audit {audit_path}, run {run_id}")
+    for platform in sorted({d.platform for d in devices}):
+        apply = "reload -y" if options.sonic_apply == "reload" else "replace"
+        summary = DRIVERS[platform].summary.replace("{apply}", apply)
+        say(f"  {platform}: {summary}")
+    for problem in problems:
+        say(f"  {'error' if options.commit else 'warning'}: {problem}")
+    audit.write("run", action="commit" if options.commit else "dry-run", fabric=fabric.name,
+                intent=str(options.intent), intent_sha256=loaded.source.sha256,
+                render_dir=str(render_dir), hosts_file=str(options.hosts),
+                operator=getpass.getuser(), devices=[d.name for d in devices],
+                confirm_timeout=options.confirm_timeout if options.commit else None,
+                render_problems=problems)
+
+    settings = runner.RunSettings(
+        run_id=run_id, workers=options.workers, timeout=options.timeout,
+        apply_timeout=options.apply_timeout, confirm_timeout=options.confirm_timeout,
+        known_hosts=known_hosts, accept_new_host_keys=options.accept_new_host_keys,
+        sonic_apply=options.sonic_apply, ssh_config=options.ssh_config)
+    reports = {r.name: r for r in report.devices}
+    ctx = runner.RunContext(settings, {d.name: d for d in devices}, configs, reports)
+    ready = [d for d in devices if d.name in configs]
+
+    if options.commit and (problems or len(ready) < len(devices)):
+        bad = [r.name for r in report.devices if r.failed]
+        report.refused = "; ".join(problems + ([f"not pushable: {', '.join(bad)}"] if bad else []))
+        say(f"refusing to commit, nothing was touched: {report.refused}")
+    elif ready:
+        nr = runner.build_nornir(ready, creds, settings)
+        if not options.commit:
+            names = [d.name for d in ready]
+            try:
+                runner.run_tasks(nr, names, runner.dry_run_task, ctx)
+            finally:
+                runner.close(nr, names)
+        else:
+            _rollout(nr, ready, options, ctx, report, say, audit)
+
+    if not options.commit or report.refused:
+        for rep in report.devices:
+            _show(rep, say, options.show_diff)
+    for rep in report.devices:
+        if not (options.commit and rep.batch):  # commit batches were logged as they ended
+            audit.write("device", **_audit_fields(rep))
+    counts: dict[str, int] = {}
+    for rep in report.devices:
+        key = "failed" if rep.failed else rep.status
+        counts[key] = counts.get(key, 0) + 1
+    order = ["committed", "would-change", "unchanged", "pending-confirm", "rolled-back", "failed",
+             "not-attempted"]
+    say(f"{'commit' if options.commit else 'dry run'}: "
+        + ", ".join(f"{counts[k]} {k.replace('not-attempted', 'not touched')}"
+                    for k in order if counts.get(k)))
+    audit.write("end", exit_code=report.exit_code, stopped_after=report.stopped_after or None,
+                refused=report.refused or None, counts=counts,
+                untouched=[r.name for r in report.untouched])
+    return report
+
+
+def _audit_fields(rep: DeviceReport) -> dict[str, object]:
+    data = rep.to_dict()
+    data.pop("diff")  # configs and diffs stay out of the log: hashes and counts say enough
+    data.pop("steps")
+    data["steps"] = [f"{s.name}{'!' if s.failed else ''}" for s in rep.steps]
+    return data
+
+
+def _rollout(nr: Nornir, ready: list[Device], options: PushOptions, ctx: RunContext,
+             report: PushReport, say: ConsolePrint, audit: AuditLog) -> None:
+    """Canary, then batches; stop at the first batch with a failure, rolled back whole."""
+    from fabgen.push import runner
+
+    batches = _batches(ready, options.canary, options.batch_size)
+    reports = {r.name: r for r in report.devices}
+    total = len(batches) - 1
+    for label, names in batches:
+        title = "canary" if label == "canary" else f"batch {label}/{total}"
+        say(f"{title}: {', '.join(names)}")
+        for name in names:
+            reports[name].batch = label
+        try:
+            runner.run_tasks(nr, names, runner.apply_task, ctx)
+            failed = [n for n in names if reports[n].failed]
+            if failed:
+                runner.run_tasks(nr, names, runner.rollback_task, ctx)
+            else:
+                runner.run_tasks(nr, names, runner.confirm_task, ctx)
+                failed = [n for n in names if reports[n].failed]
+        finally:
+            runner.close(nr, names)
+        for name in names:
+            _show(reports[name], say, options.show_diff, indent="  ")
+            audit.write("device", **_audit_fields(reports[name]))
+        if failed:
+            report.stopped_after = title
+            rest = [r.name for r in report.devices if not r.batch and not r.failed]
+            say(f"stopped after {title} ({', '.join(failed)} failed)"
+                + (f"; not touched: {', '.join(rest)}" if rest else ""))
+            return

@@ -1,0 +1,238 @@
+"""Fake SONiC (`config`, `show`) and Cumulus NVUE (`nv`) commands; state in files under cwd.
+
+Run as `python fake_cli.py PROGRAM ARGS...` from the wrappers `fake_linux` puts on PATH. The
+current directory is the fake switch's home. Errors print `Error: ...` and exit non-zero, as the
+real CLIs do; a command that would ask `[y/N]` without `-y` reads stdin (EOF: aborted).
+
+SONiC state: `.fake/running.json` (the running CONFIG_DB), `.fake/checkpoints/NAME.json`,
+`etc/sonic/config_db.json` (saved config). Commands that change config need root (the fake
+`sudo` sets FAKE_ROOT=1), like the real `config`.
+
+NVUE state: `.fake/applied.yaml`, `.fake/pending.yaml` (the pending revision after `nv config
+replace`), `.fake/confirm.json` (an apply waiting for `--confirm-yes`; it expires lazily on the
+next `nv` call, rolling back), `etc/nvue.d/startup.yaml` (saved config).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+FAKE = Path(".fake")
+TABLE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+NVUE_ROOTS = {"system", "interface", "router", "qos", "vrf", "bridge", "evpn", "nve", "service",
+              "acl", "mlag", "header"}
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    print(f"Error: {message}")
+    sys.exit(code)
+
+
+def need_root() -> None:
+    if os.environ.get("FAKE_ROOT") != "1":
+        fail("Root privileges are required for this operation")
+
+
+def confirm(question: str, args: list[str]) -> None:
+    if "-y" in args or "--yes" in args:
+        return
+    print(f"{question} [y/N]: ", end="", flush=True)
+    if sys.stdin.readline().strip().lower() != "y":
+        print("Aborted!")
+        sys.exit(1)
+
+
+# --- SONiC ----------------------------------------------------------------------------------
+
+def sonic_validate(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        fail(f"File {path} does not exist")
+    except ValueError as exc:
+        fail(f"{path} is not valid JSON: {exc}")
+    if not isinstance(data, dict):
+        fail(f"{path}: expected a JSON object of tables")
+    for table, rows in data.items():
+        if not TABLE.match(table) or not isinstance(rows, dict) or \
+                not all(isinstance(v, dict) for v in rows.values()):
+            fail(f"Config validation failed: invalid table {table!r}")
+    return data
+
+
+def sonic_write(data: dict[str, Any]) -> None:
+    FAKE.mkdir(exist_ok=True)
+    (FAKE / "running.json").write_text(json.dumps(data, indent=4, sort_keys=True) + "\n")
+
+
+def sonic_running() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FAKE / "running.json").read_text())
+    return data
+
+
+def sonic_config(args: list[str]) -> None:
+    if not args:
+        fail("Missing command.", 2)
+    cmd, rest = args[0], args[1:]
+    files = [a for a in rest if not a.startswith("-")]
+    if cmd in ("reload", "replace", "load", "checkpoint", "rollback", "delete-checkpoint",
+               "save"):
+        need_root()
+    if cmd in ("reload", "replace", "load"):
+        if not files:
+            fail("Missing argument FILE.", 2)
+        if cmd != "replace":
+            confirm(f"{'Reload' if cmd == 'reload' else 'Load'} config from the file "
+                    f"{files[0]}?", rest)
+        data = sonic_validate(files[0])
+        if cmd == "load":  # merge: tables and keys are added or updated, never removed
+            merged = sonic_running()
+            for table, rows in data.items():
+                for key, fields in rows.items():
+                    merged.setdefault(table, {}).setdefault(key, {}).update(fields)
+            data = merged
+        sonic_write(data)
+        print("Config replaced successfully." if cmd == "replace" else "Running command: "
+              f"/usr/local/bin/sonic-cfggen -j {files[0]} --write-to-db")
+    elif cmd == "checkpoint":
+        (FAKE / "checkpoints").mkdir(parents=True, exist_ok=True)
+        shutil.copy(FAKE / "running.json", FAKE / "checkpoints" / f"{files[0]}.json")
+        print("Checkpoint created successfully.")
+    elif cmd == "rollback":
+        path = FAKE / "checkpoints" / f"{files[0]}.json"
+        if not path.exists():
+            fail(f"Checkpoint {files[0]} does not exist")
+        shutil.copy(path, FAKE / "running.json")
+        print("Config rolled back successfully.")
+    elif cmd == "delete-checkpoint":
+        (FAKE / "checkpoints" / f"{files[0]}.json").unlink(missing_ok=True)
+        print("Checkpoint deleted successfully.")
+    elif cmd == "list-checkpoints":
+        print(json.dumps(sorted(p.stem for p in (FAKE / "checkpoints").glob("*.json"))))
+    elif cmd == "save":
+        confirm("Existing files will be overwritten, continue?", rest)
+        Path("etc/sonic").mkdir(parents=True, exist_ok=True)
+        shutil.copy(FAKE / "running.json", "etc/sonic/config_db.json")
+    else:
+        fail(f'No such command "{cmd}".', 2)
+
+
+def sonic_show(args: list[str]) -> None:
+    if args[:2] == ["runningconfiguration", "all"]:
+        print(json.dumps(sonic_running(), indent=4, sort_keys=True))
+    else:
+        fail(f"No such command {' '.join(args)!r}.", 2)
+
+
+# --- NVUE -----------------------------------------------------------------------------------
+
+def nv_expire() -> None:
+    """An apply with --confirm whose time is up rolls back, as NVUE does."""
+    path = FAKE / "confirm.json"
+    if path.exists():
+        state = json.loads(path.read_text())
+        if time.time() >= state["deadline"]:
+            (FAKE / "applied.yaml").write_text(state["previous"])
+            path.unlink()
+
+
+def nv_validate(text: str) -> None:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        fail(f"Invalid YAML: {exc}")
+    if not isinstance(data, list):
+        fail("Invalid config: expected a list of 'set'/'unset' operations")
+    for op in data:
+        if not isinstance(op, dict) or not set(op) <= {"header", "set", "unset"}:
+            fail(f"Invalid config: unexpected operation {op!r}")
+        for key in (op.get("set") or {}):
+            if key not in NVUE_ROOTS:
+                fail(f"Invalid config [set]: '{key}' is not a valid property")
+
+
+def nv_config(args: list[str]) -> None:
+    nv_expire()
+    cmd, rest = (args[0], args[1:]) if args else ("", [])
+    applied, pending = FAKE / "applied.yaml", FAKE / "pending.yaml"
+    confirm_file = FAKE / "confirm.json"
+    if cmd == "replace":
+        text = Path(rest[0]).read_text() if rest and Path(rest[0]).exists() else None
+        if text is None:
+            fail(f"File {rest[0] if rest else ''!r} not found")
+        nv_validate(text)
+        pending.write_text(text)
+        print("Loading config file: ... done")
+    elif cmd == "diff":
+        if pending.exists():
+            old, new = applied.read_text().splitlines(), pending.read_text().splitlines()
+            print("\n".join(difflib.unified_diff(old, new, "applied", "pending", lineterm="")))
+    elif cmd == "detach":
+        pending.unlink(missing_ok=True)
+    elif cmd == "apply":
+        if "--confirm-status" in rest:
+            if confirm_file.exists():
+                left = json.loads(confirm_file.read_text())["deadline"] - time.time()
+                print(f"Confirm timer: {int(left)}s remaining")
+            else:
+                print("No apply is waiting for confirmation")
+            return
+        if "--confirm-yes" in rest or "--confirm-no" in rest:
+            if not confirm_file.exists():
+                fail("No pending apply to confirm")
+            if "--confirm-no" in rest:
+                applied.write_text(json.loads(confirm_file.read_text())["previous"])
+            confirm_file.unlink()
+            return
+        if confirm_file.exists():
+            fail("An apply is waiting for confirmation")
+        if not pending.exists():
+            print("Warning: no pending changes to apply")
+            return
+        confirm("Are you sure?", rest)
+        previous = applied.read_text()
+        applied.write_text(pending.read_text())
+        pending.unlink()
+        if "--confirm" in rest:
+            m = re.fullmatch(r"(\d+)([smh]?)", rest[rest.index("--confirm") + 1])
+            if m is None:
+                fail("Invalid --confirm duration", 2)
+            seconds = int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+            confirm_file.write_text(json.dumps({"deadline": time.time() + seconds,
+                                                "previous": previous}))
+        print("applied")
+    elif cmd == "save":
+        Path("etc/nvue.d").mkdir(parents=True, exist_ok=True)
+        shutil.copy(applied, "etc/nvue.d/startup.yaml")
+    elif cmd == "show":
+        print(applied.read_text(), end="")
+    else:
+        fail(f"Unknown command: nv config {cmd}", 2)
+
+
+def main() -> None:
+    prog, args = sys.argv[1], sys.argv[2:]
+    if prog == "config":
+        sonic_config(args)
+    elif prog == "show":
+        sonic_show(args)
+    elif prog == "nv":
+        if args[:1] != ["config"]:
+            fail(f"Unknown command: nv {' '.join(args)}", 2)
+        nv_config(args[1:])
+    else:
+        fail(f"unknown program {prog}", 127)
+
+
+if __name__ == "__main__":
+    main()
