@@ -23,12 +23,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def intent_for(gpus: int, transport: str) -> dict[str, object]:
     nodes = gpus // 8
     if transport == "ib":
+        # XDR Quantum-X800 (144 ports): 3 tiers reach 746k endpoints, where 64-port NDR
+        # switches stop at 65,536 (DGX SuperPOD B300 uses the same switch).
         return {
             "name": f"bench-ib-{gpus}",
-            "fabric": {"transport": "infiniband", "generation": "ndr"},
-            "cluster": {"nodes": nodes, "node": {"gpus": 8, "nics": 8}},
-            "topology": {"style": "rail-optimized", "scalable_unit": 32,
-                         "leaf": {"model": "qm9700"}},
+            "fabric": {"transport": "infiniband", "generation": "xdr"},
+            "cluster": {"nodes": nodes, "node": {"gpus": 8, "nics": 8, "nic": "connectx-8"}},
+            "topology": {"style": "rail-optimized", "scalable_unit": 64,
+                         "leaf": {"model": "q3400"}},
         }
     return {
         "name": f"bench-roce-{gpus}",
