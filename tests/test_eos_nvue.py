@@ -609,3 +609,15 @@ def test_classes_sharing_a_queue_with_different_weights_are_refused(tmp_path: Pa
     with pytest.raises(eos.UnsupportedPlan,
                        match=r"^nvue: classes bulk, default share egress queue 0"):
         nvue.TARGET.render(_ctx_unchecked(path))
+
+
+def test_eos_structured_layer_snapshot(snapshot: Any) -> None:
+    """The data layer of one EOS leaf, goldened beside its text (DESIGN §7, as AVD keeps
+    structured config and CLI both): a logic change shows here, a template change in golden/."""
+    loaded = load(MIXED)
+    ctx = RenderContext(intent=loaded.intent, fabric=build(loaded.intent),
+                        qos=qos.plan(loaded.intent))
+    leaf = next(s for s in ctx.fabric.switches if s.platform == "eos")
+    config = eos.device_config(ctx, leaf)
+    config["ethernet_interfaces"] = config["ethernet_interfaces"][:2]  # two ports tell the shape
+    assert config == snapshot

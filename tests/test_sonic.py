@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -389,3 +390,31 @@ def test_description_cannot_add_lines_or_keys(tmp_path: Path) -> None:
 def test_port_description_is_sanitised() -> None:
     unsafe = 'gpu0001:mlx5_0"; rm -rf'
     assert sonic._UNSAFE_DESCRIPTION.sub("_", unsafe) == "gpu0001:mlx5_0___rm_-rf"
+
+
+# --- FRR: the underlay config parsed by FRR's own vtysh ------------------------------------
+
+FRR_CONFIGS = sorted((Path(__file__).resolve().parent.parent / "golden").glob(
+    "*/sonic/*/frr.conf"))
+
+
+@pytest.mark.realtool
+@pytest.mark.parametrize("path", FRR_CONFIGS, ids=lambda p: f"{p.parts[-4]}/{p.parts[-2]}")
+def test_frr_config_parses_in_vtysh(path: Path) -> None:
+    require_tool("vtysh")
+    proc = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.realtool
+def test_vtysh_rejects_a_broken_frr_config(tmp_path: Path) -> None:
+    require_tool("vtysh")
+    text = FRR_CONFIGS[0].read_text().replace(" bgp bestpath as-path multipath-relax",
+                                              " bgp bestpath as-path multipath-relaxx")
+    broken = tmp_path / "frr.conf"
+    broken.write_text(text)
+    proc = subprocess.run(["vtysh", "--dryrun", "-f", str(broken)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode != 0
+    assert "multipath-relaxx" in proc.stdout + proc.stderr
