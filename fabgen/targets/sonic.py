@@ -253,20 +253,24 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
     plan = _plan(ctx)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
+    port_table = _port_table(switch, ports, plan)
+    # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
+    # must come up lossless, not with SONiC's defaults.
+    names = list(port_table)
     config: ConfigDb = {
         "DEVICE_METADATA": {"localhost": _metadata(switch, plan)},
-        "PORT": {p.name: _port_entry(switch, p, plan) for p in ports},
+        "PORT": port_table,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
         "BGP_NEIGHBOR": _bgp_neighbors(ports),
-        "CABLE_LENGTH": {MAP_NAME: {p.name: f"{plan.cable_length_m}m" for p in ports}},
+        "CABLE_LENGTH": {MAP_NAME: {name: f"{plan.cable_length_m}m" for name in names}},
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
-    config.update(_qos_tables(plan, ports))
-    config.update(_buffer_tables(switch, plan, ports))
+    config.update(_qos_tables(plan, names))
+    config.update(_buffer_tables(switch, plan, names))
     if plan.watchdog.enabled:
-        config["PFC_WD"] = _pfc_wd(plan, ports)
+        config["PFC_WD"] = _pfc_wd(plan, names)
     return {table: rows for table, rows in config.items() if rows}
 
 
@@ -348,6 +352,22 @@ def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
     }
 
 
+def _port_table(switch: Switch, ports: list[_Port], plan: QosPlan) -> Table:
+    """Every front-panel port, cabled or not: `config reload` takes PORT as the whole port
+    list, so a port missing here would vanish from the switch. Spare ports stay admin down,
+    ready for the cable a growing unit adds."""
+    table: Table = {p.name: _port_entry(switch, p, plan) for p in ports}
+    for number in range(1, switch.radix + 1):
+        name = switch_port_name(switch, number)
+        if name in table:
+            continue
+        index, lanes, alias = _lanes(switch, number)
+        table[name] = {"admin_status": "down", "alias": alias, "fec": "rs", "index": str(index),
+                       "lanes": lanes, "mtu": str(plan.mtu),
+                       "speed": str(switch.speed_gbps * 1000)}
+    return table
+
+
 def _interfaces(ports: list[_Port]) -> Table:
     table: Table = {}
     for p in ports:
@@ -395,7 +415,7 @@ def _scheduler_name(cls: TrafficClass) -> str:
     return f"scheduler.{cls.name}"
 
 
-def _qos_tables(plan: QosPlan, ports: list[_Port]) -> ConfigDb:
+def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     by_priority = _by_priority(plan)
     # A TC no class owns keeps its own queue, the identity SONiC uses by default; the switch
     # trusts DSCP only and every DSCP maps to a class, so no traffic reaches those TCs.
@@ -418,7 +438,7 @@ def _qos_tables(plan: QosPlan, ports: list[_Port]) -> ConfigDb:
                                                 for tc, pg in enumerate(plan.priority_to_pg)}},
         # PFC frames name priorities; the queue they pause is the one that priority's TC uses.
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
-        "PORT_QOS_MAP": {p.name: dict(qos_map) for p in ports},
+        "PORT_QOS_MAP": {name: dict(qos_map) for name in names},
         "SCHEDULER": {},
         "QUEUE": {},
     }
@@ -439,12 +459,12 @@ def _qos_tables(plan: QosPlan, ports: list[_Port]) -> ConfigDb:
             **{f"{colour}_drop_probability": str(e.probability)
                for colour in ("green", "yellow", "red")},
         }}
-    for p in ports:
+    for name in names:
         for queue, cls in sorted(owners.items()):
             entry = {"scheduler": _scheduler_name(cls)}
             if cls.ecn and plan.ecn is not None:
                 entry["wred_profile"] = WRED_NAME
-            tables["QUEUE"][f"{p.name}|{queue}"] = entry
+            tables["QUEUE"][f"{name}|{queue}"] = entry
     return tables
 
 
@@ -463,7 +483,7 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _buffer_tables(switch: Switch, plan: QosPlan, ports: list[_Port]) -> ConfigDb:
+def _buffer_tables(switch: Switch, plan: QosPlan, names: list[str]) -> ConfigDb:
     room = headroom(plan.speed_gbps, plan.cable_length_m, plan.mtu)
     speed_mbps = plan.speed_gbps * 1000
     lossless_profile = f"pg_lossless_{speed_mbps}_{plan.cable_length_m}m_profile"
@@ -475,10 +495,10 @@ def _buffer_tables(switch: Switch, plan: QosPlan, ports: list[_Port]) -> ConfigD
     total = SHARED_BUFFER_BYTES.get(switch.model)
     if total is not None:
         # Headroom is reserved per lossless PG out of the ingress pool; what is left is shared.
-        reserved = room.size * len(plan.pfc_priorities) * len(ports)
+        reserved = room.size * len(plan.pfc_priorities) * len(names)
         shared = total - reserved
         if shared <= 0:
-            raise ValueError(f"{switch.name}: PFC headroom ({reserved} B for {len(ports)} "
+            raise ValueError(f"{switch.name}: PFC headroom ({reserved} B for {len(names)} "
                              f"ports) exceeds the {total} B buffer; shorten cable_length_m")
         pools["ingress_lossless_pool"]["size"] = str(shared)
         pools["egress_lossless_pool"]["size"] = str(total)
@@ -505,24 +525,24 @@ def _buffer_tables(switch: Switch, plan: QosPlan, ports: list[_Port]) -> ConfigD
     lossy_queues = [q for q in _QUEUES if q not in lossless_queues]
     pgs: Table = {}
     queues: Table = {}
-    for p in ports:
+    for name in names:
         for key in _ranges(lossy_pgs):
-            pgs[f"{p.name}|{key}"] = {"profile": "ingress_lossy_profile"}
+            pgs[f"{name}|{key}"] = {"profile": "ingress_lossy_profile"}
         for key in _ranges(lossless_pgs):
-            pgs[f"{p.name}|{key}"] = {"profile": lossless_profile}
+            pgs[f"{name}|{key}"] = {"profile": lossless_profile}
         for key in _ranges(lossy_queues):
-            queues[f"{p.name}|{key}"] = {"profile": "egress_lossy_profile"}
+            queues[f"{name}|{key}"] = {"profile": "egress_lossy_profile"}
         for key in _ranges(lossless_queues):
-            queues[f"{p.name}|{key}"] = {"profile": "egress_lossless_profile"}
+            queues[f"{name}|{key}"] = {"profile": "egress_lossless_profile"}
     return {"BUFFER_POOL": pools, "BUFFER_PROFILE": profiles, "BUFFER_PG": pgs,
             "BUFFER_QUEUE": queues}
 
 
-def _pfc_wd(plan: QosPlan, ports: list[_Port]) -> Table:
+def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
     wd = plan.watchdog
     table: Table = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
-    for p in ports:
-        table[p.name] = {
+    for name in names:
+        table[name] = {
             "action": wd.action,
             "detection_time": str(wd.detection_ms),
             "restoration_time": str(wd.restoration_ms),
