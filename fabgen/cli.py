@@ -121,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--all", action="store_true",
+                   help="against backups, compare everything, not only what fabgen renders "
+                        "(SONiC tables, EOS sections)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
 
     p = sub.add_parser(
@@ -360,7 +363,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from fabgen import diff
 
     try:
-        result = diff.diff(args.old, args.new)
+        result = diff.diff(args.old, args.new, owned=not args.all)
     except diff.DiffError as exc:
         console.error(str(exc))
         return EXIT_INVALID

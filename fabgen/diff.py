@@ -221,14 +221,61 @@ class DiffResult:
         }
 
 
-def diff(old_spec: str, new_spec: str) -> DiffResult:
-    """Compare two sides; by device when either is a backup directory, else by path."""
+# EOS top-level sections fabgen renders; a running config's other sections (management,
+# users, AAA, NTP, logging...) belong to the device and are left out of a backup diff.
+EOS_OWNED = ("hostname ", "service routing", "ip routing", "interface Ethernet",
+             "interface Loopback", "qos ", "priority-flow-control ", "router bgp ")
+
+
+def _eos_sections(text: str) -> list[list[str]]:
+    sections: list[list[str]] = []
+    for line in text.splitlines():
+        if line and not line.startswith((" ", "!")) and line != "end":
+            sections.append([line])
+        elif sections and line.startswith(" "):
+            sections[-1].append(line)
+    return sections
+
+
+def owned_only(backup: tuple[str, str], render: tuple[str, str]
+               ) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The part of a device backup that fabgen renders, and the render in the same form, so a
+    diff against running configs shows fabgen's changes, not the tables and defaults a switch
+    adds (SONiC FEATURE/CRM/MGMT_*, EOS management and users)."""
+    path, text = backup
+    fmt = _fmt(render[0])
+    if fmt == "json":
+        running = _parse(text, "json", path)
+        rendered = _parse(render[1], "json", render[0])
+        if isinstance(running, dict) and isinstance(rendered, dict):
+            kept = {k: v for k, v in running.items() if k in rendered}
+            return (path, json.dumps(kept, indent=2, sort_keys=True) + "\n"), render
+        return backup, render
+    if fmt == "text" and render[0].endswith(".cfg"):
+        # Section by section, without EOS' `!` separators and `end`, which carry nothing.
+        def norm(body: str, owned: bool) -> str:
+            return "".join(line + "\n" for sec in _eos_sections(body)
+                           if not owned or sec[0].startswith(EOS_OWNED) for line in sec)
+
+        return (path, norm(text, True)), (render[0], norm(render[1], False))
+    return backup, render
+
+
+def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
+    """Compare two sides; by device when either is a backup directory, else by path.
+
+    Against backups only what fabgen owns is compared unless `owned` is False.
+    """
     old, new = load_side(old_spec), load_side(new_spec)
     labels = (old.label, new.label)
     if "backup" in (old.kind, new.kind):
         a, b = device_configs(old), device_configs(new)
         if not a and not b:
             raise DiffError("no device configs found on either side")
+        if owned and old.kind != new.kind:
+            backup, render = (a, b) if old.kind == "backup" else (b, a)
+            for device in backup.keys() & render.keys():
+                backup[device], render[device] = owned_only(backup[device], render[device])
         by: Literal["path", "device"] = "device"
     else:
         a = {p: (p, t) for p, t in old.files.items() if p != MANIFEST}

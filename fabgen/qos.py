@@ -64,7 +64,8 @@ class QosPlan:
     watchdog: PfcWatchdog
     mtu: int  # switch ports
     host_mtu: int  # NIC netdevs
-    cable_length_m: int
+    cable_length_m: int  # host links
+    fabric_cable_length_m: int  # switch-to-switch links
     speed_gbps: int
 
     def cls(self, name: str) -> TrafficClass:
@@ -121,6 +122,7 @@ def plan(intent: Intent) -> QosPlan:
         mtu=q.mtu,
         host_mtu=q.host_mtu,
         cable_length_m=q.cable_length_m,
+        fabric_cable_length_m=q.fabric_cable_length_m,
         speed_gbps=sizing.link_speed(intent),
     )
 
@@ -135,21 +137,22 @@ class Capabilities:
     min_watchdog_ms: int
     watchdog_step_ms: int  # timers must be whole multiples of this
     strict_above_dwrr: bool  # strict-priority queues must be numbered above round-robin ones
+    watchdog_restoration: bool  # the watchdog's restoration time can be set
     commit_confirm: bool
     source: str
 
 
 CAPABILITIES: dict[str, Capabilities] = {
     # SONiC YANG sonic-port: mtu 1312..9216; pfcwd actions drop|forward|alert (sonic-utilities).
-    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, 1, False, False,
+    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, 1, False, True, False,
                           "sonic-port.yang, sonic-utilities pfcwd/main.py"),
     # Cumulus Linux: MTU up to 9216; the PFC watchdog only drops (NVUE `qos pfc-watchdog`).
-    "nvue": Capabilities("nvue", 9216, ("drop",), 100, 1, False, True,
+    "nvue": Capabilities("nvue", 9216, ("drop",), 100, 1, False, False, True,
                          "Cumulus Linux 5.x user guide, RoCE and PFC watchdog pages"),
     # EOS: routed-port MTU up to 9214; the PFC watchdog drops a stuck queue; its timers are
     # seconds with two decimals (10 ms steps); `no priority` on a tx-queue makes it and every
     # lower queue round-robin, so strict queues sit above the round-robin ones.
-    "eos": Capabilities("eos", 9214, ("drop",), 100, 10, True, True,
+    "eos": Capabilities("eos", 9214, ("drop",), 100, 10, True, True, True,
                         "Arista EOS user manual, MTU and priority-flow-control watchdog"),
 }
 
@@ -177,6 +180,11 @@ def check(intent: Intent, diags: Diagnostics) -> None:
             if wd.enabled and value % caps.watchdog_step_ms:
                 diags.error(f"{name} sets PFC watchdog timers in {caps.watchdog_step_ms} ms "
                             f"steps; {value} ms is not one", ("qos", "pfc_watchdog", field))
+        if wd.enabled and not caps.watchdog_restoration:
+            diags.warn(f"{name} has no PFC watchdog restoration time; restoration_ms "
+                       f"{wd.restoration_ms} applies on the other platforms only (NVUE restores "
+                       "after its own polling/robustness cycle)",
+                       ("qos", "pfc_watchdog", "restoration_ms"))
         if caps.strict_above_dwrr:
             dwrr = [q.rdma.priority, 0, *(c.priority for c in q.classes)]
             if q.cnp.priority < max(dwrr):

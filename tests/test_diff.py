@@ -129,3 +129,20 @@ def test_unparsable_json_is_an_error(cli, tmp_path: Path) -> None:
 def test_structured_diff_ignores_order_but_not_list_order() -> None:
     assert structured_diff({"a": 1, "b": 2}, {"b": 2, "a": 1}) == []
     assert structured_diff({"l": [1, 2]}, {"l": [2, 1]}) == ["~ l[0]: 1 -> 2", "~ l[1]: 2 -> 1"]
+
+
+def test_backups_compare_only_what_fabgen_owns(cli, tmp_path: Path) -> None:
+    render = _render(tmp_path / "render", CONFIG_DB)
+    backups = tmp_path / "oxidized"
+    backups.mkdir()
+    # a real switch carries tables and sections fabgen never writes
+    running = {**CONFIG_DB, "MGMT_INTERFACE": {"eth0|10.0.0.5/24": {"gwaddr": "10.0.0.1"}},
+               "FEATURE": {"bgp": {"state": "enabled"}}}
+    (backups / "leaf1.json").write_text(json.dumps(running))
+    (backups / "leaf2").write_text("interface Management1\n   ip address 10.0.0.6/24\n!\n"
+                                   "username admin privilege 15 secret sha512 x\n!\n" + EOS)
+    result = cli("diff", str(backups), str(render), "--format", "json")
+    assert result.code == 0, result.out
+    full = cli("diff", str(backups), str(render), "--format", "json", "--all")
+    assert full.code == 2
+    assert {i["name"] for i in json.loads(full.out)["items"]} == {"leaf1", "leaf2"}

@@ -332,7 +332,8 @@ def test_nvue_qos_values_equal_the_plan(case: Case) -> None:
 
         pfc = q["pfc"]["default-global"]
         assert {int(p) for p in pfc["switch-priority"]} == set(plan.pfc_priorities), where
-        assert pfc["cable-length"] == plan.cable_length_m, where
+        # one PFC profile for every port: the longer of the host and switch-to-switch runs
+        assert pfc["cable-length"] == max(plan.cable_length_m, plan.fabric_cable_length_m), where
 
         ecn = q["congestion-control"]["default-global"]["traffic-class"]
         rdma = ecn[str(plan.rdma.queue)]

@@ -325,6 +325,28 @@ def test_roce_nic_setup_runs(name: str, firmware: bool, rendered: dict[str, Path
         assert "not run (pass --firmware): mlxconfig" in result.stdout
 
 
+def test_roce_nic_setup_stops_before_any_change_without_the_ecn_driver(
+        rendered: dict[str, Path], stub_bin: Path, tmp_path: Path) -> None:
+    """The inbox mlx5 driver has no ecn/ directory: the script must refuse up front, not after
+    configuring some rails."""
+    import shutil
+
+    name = ROCE_NAMES[0]
+    ctx = _ctx(name)
+    host = ctx.fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=False, peermem=False)
+    last = host.ports[-1].netdev
+    shutil.rmtree(sysroot / "sys" / "class" / "net" / last / "ecn")
+    before = _snapshot(sysroot)
+    log = tmp_path / "calls.log"
+    result = run(rendered[name] / "hosts" / "nic-setup.sh", "--host", host.name,
+                 sysroot=sysroot, log=log, stub_bin=stub_bin)
+    assert result.returncode == 1
+    assert f"{last}/ecn missing" in result.stderr
+    assert not log.exists(), calls(log)
+    assert _snapshot(sysroot) == before
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_dry_run_runs_nothing_and_writes_nothing(name: str, rendered: dict[str, Path],
                                                  stub_bin: Path, tmp_path: Path) -> None:
@@ -383,6 +405,7 @@ def test_roce_preflight_catches_qos_drift(name: str, rendered: dict[str, Path],
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True)
     default_map = QosPlan(plan.classes, tuple(d // 8 for d in range(64)), (), plan.ecn,
                           plan.watchdog, plan.mtu, plan.host_mtu, plan.cable_length_m,
+                          plan.fabric_cable_length_m,
                           plan.speed_gbps)
     outputs = tmp_path / "out"
     _put(outputs / "mlnx_qos.out", mlnx_qos_output(default_map))

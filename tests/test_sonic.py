@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from fabgen import qos
+from fabgen.catalog.ports import switch_port_name
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.loader import LoadedIntent
@@ -101,6 +102,9 @@ class Case:
     def config(self, switch: Switch) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.files[f"sonic/{switch.name}/config_db.json"])
         return data
+
+    def host_names(self) -> set[str]:
+        return {h.name for h in self.ctx.fabric.hosts}
 
     def frr(self, switch: Switch) -> str:
         return self.files[f"sonic/{switch.name}/frr.conf"]
@@ -251,7 +255,6 @@ def test_watchdog_and_buffers_read_back(name: str, case_dir: Path) -> None:
     case = _case(name, case_dir)
     plan = case.plan
     wd = plan.watchdog
-    room = sonic.headroom(plan.speed_gbps, plan.cable_length_m, plan.mtu)
     for switch in case.sonic_switches():
         cfg = case.config(switch)
         where = f"{name}/{switch.name}"
@@ -265,12 +268,23 @@ def test_watchdog_and_buffers_read_back(name: str, case_dir: Path) -> None:
                 assert entry["action"] == wd.action, f"{where} {port}"
                 assert entry["detection_time"] == str(wd.detection_ms), f"{where} {port}"
                 assert entry["restoration_time"] == str(wd.restoration_ms), f"{where} {port}"
-        for port in cfg["PORT"]:
+        numbers = {switch_port_name(switch, n): n for n in range(1, switch.radix + 1)}
+        host_ports = {p for p, entry in cfg["PORT"].items()
+                      if entry.get("description", "").split(":")[0] in case.host_names()}
+        for port, entry in cfg["PORT"].items():
+            # host links are short, switch-to-switch runs long; a spare port takes its role's
+            metres = (plan.cable_length_m if port in host_ports else plan.fabric_cable_length_m)
+            if "description" not in entry:
+                number = numbers[port]
+                metres = (plan.cable_length_m if switch.role == "leaf"
+                          and number <= switch.down_ports else plan.fabric_cable_length_m)
+            room = sonic.headroom(plan.speed_gbps, metres, plan.mtu)
             for prio in plan.pfc_priorities:
                 profile = cfg["BUFFER_PROFILE"][cfg["BUFFER_PG"][f"{port}|{prio}"]["profile"]]
                 assert profile["xoff"] == str(room.xoff), f"{where} {port} xoff"
                 assert profile["xon"] == str(room.xon), f"{where} {port} xon"
-            assert cfg["CABLE_LENGTH"][sonic.MAP_NAME][port] == f"{plan.cable_length_m}m"
+            assert cfg["CABLE_LENGTH"][sonic.MAP_NAME][port] == f"{metres}m"
+        assert host_ports or switch.role != "leaf", where
 
 
 def test_headroom_formula_by_hand() -> None:

@@ -264,7 +264,10 @@ class QosSpec(StrictModel):
     host_mtu: int = Field(9000, ge=1500, le=9216)
     """NIC netdev MTU; must fit inside the switch MTU."""
     cable_length_m: int = Field(5, ge=1, le=2000)
-    """Longest cable, for PFC headroom."""
+    """Longest host-to-leaf cable, metres: PFC headroom on NICs and leaf host ports."""
+    fabric_cable_length_m: int = Field(100, ge=1, le=2000)
+    """Longest switch-to-switch cable, metres: PFC headroom on uplinks (row-to-row fibre runs
+    are tens of metres; Cumulus' RoCE default is 100)."""
 
 
 # --- InfiniBand -----------------------------------------------------------------------------

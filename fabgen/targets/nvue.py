@@ -197,7 +197,9 @@ def _qos(plan: QosPlan) -> dict[str, Any]:
             "switch-priority": {str(p): {} for p in plan.pfc_priorities},
             "tx": "enable",
             "rx": "enable",
-            "cable-length": plan.cable_length_m,  # metres [CL-QOS, PFC]
+            # metres [CL-QOS, PFC]; NVUE has one PFC profile for all ports, so it takes the
+            # longer of the host and switch-to-switch runs (too much headroom only costs buffer)
+            "cable-length": max(plan.cable_length_m, plan.fabric_cable_length_m),
         }}
         if plan.watchdog.enabled:
             out["pfc-watchdog"] = _watchdog(plan)

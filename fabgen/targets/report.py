@@ -149,7 +149,8 @@ def _qos_notes(plan: QosPlan) -> list[str]:
         f"MTU: switch ports {plan.mtu}, host netdevs {plan.host_mtu}",
         "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
         f"PFC watchdog: {watchdog}",
-        f"PFC headroom sized for cables up to {plan.cable_length_m} m",
+        f"PFC headroom sized for cables up to {plan.cable_length_m} m to hosts and "
+        f"{plan.fabric_cable_length_m} m between switches",
     ]
 
 

@@ -257,18 +257,19 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
     # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
     # must come up lossless, not with SONiC's defaults.
     names = list(port_table)
+    lengths = _cable_lengths(switch, ports, names, plan)
     config: ConfigDb = {
         "DEVICE_METADATA": {"localhost": _metadata(switch, plan)},
         "PORT": port_table,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
         "BGP_NEIGHBOR": _bgp_neighbors(ports),
-        "CABLE_LENGTH": {MAP_NAME: {name: f"{plan.cable_length_m}m" for name in names}},
+        "CABLE_LENGTH": {MAP_NAME: {name: f"{lengths[name]}m" for name in names}},
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
     config.update(_qos_tables(plan, names))
-    config.update(_buffer_tables(switch, plan, names))
+    config.update(_buffer_tables(switch, plan, lengths))
     if plan.watchdog.enabled:
         config["PFC_WD"] = _pfc_wd(plan, names)
     return {table: rows for table, rows in config.items() if rows}
@@ -483,10 +484,30 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _buffer_tables(switch: Switch, plan: QosPlan, names: list[str]) -> ConfigDb:
-    room = headroom(plan.speed_gbps, plan.cable_length_m, plan.mtu)
+def _cable_lengths(switch: Switch, ports: list[_Port], names: list[str],
+                   plan: QosPlan) -> dict[str, int]:
+    """Metres per port for PFC headroom: host links are short, switch-to-switch runs long.
+
+    A spare port takes the length of the role its number has in the port plan (a leaf's first
+    down_ports ports face hosts), so headroom is right when it is cabled later.
+    """
+    cabled = {p.name: (plan.cable_length_m if p.link.kind == "node-leaf"
+                       else plan.fabric_cable_length_m) for p in ports}
+    out: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        if name in cabled:
+            out[name] = cabled[name]
+        else:
+            host_side = switch.role == "leaf" and number <= switch.down_ports
+            out[name] = plan.cable_length_m if host_side else plan.fabric_cable_length_m
+    return out
+
+
+def _buffer_tables(switch: Switch, plan: QosPlan, lengths: dict[str, int]) -> ConfigDb:
+    names = list(lengths)
     speed_mbps = plan.speed_gbps * 1000
-    lossless_profile = f"pg_lossless_{speed_mbps}_{plan.cable_length_m}m_profile"
+    rooms = {m: headroom(plan.speed_gbps, m, plan.mtu) for m in sorted(set(lengths.values()))}
+    profile_of = {m: f"pg_lossless_{speed_mbps}_{m}m_profile" for m in rooms}
     pools: Table = {
         "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
         "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
@@ -495,22 +516,24 @@ def _buffer_tables(switch: Switch, plan: QosPlan, names: list[str]) -> ConfigDb:
     total = SHARED_BUFFER_BYTES.get(switch.model)
     if total is not None:
         # Headroom is reserved per lossless PG out of the ingress pool; what is left is shared.
-        reserved = room.size * len(plan.pfc_priorities) * len(names)
+        reserved = len(plan.pfc_priorities) * sum(rooms[m].size for m in lengths.values())
         shared = total - reserved
         if shared <= 0:
             raise ValueError(f"{switch.name}: PFC headroom ({reserved} B for {len(names)} "
-                             f"ports) exceeds the {total} B buffer; shorten cable_length_m")
+                             f"ports) exceeds the {total} B buffer; shorten the cables")
         pools["ingress_lossless_pool"]["size"] = str(shared)
         pools["egress_lossless_pool"]["size"] = str(total)
         pools["egress_lossy_pool"]["size"] = str(shared)
     profiles: Table = {
-        lossless_profile: {
+        profile_of[m]: {
             "pool": "ingress_lossless_pool",
             "xon": str(room.xon),
             "xoff": str(room.xoff),
             "size": str(room.size),
             "dynamic_th": str(DYNAMIC_TH_LOSSLESS_PG),
-        },
+        } for m, room in rooms.items()
+    }
+    profiles.update({
         "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
                                   "dynamic_th": str(DYNAMIC_TH_LOSSY)},
         "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
@@ -518,7 +541,7 @@ def _buffer_tables(switch: Switch, plan: QosPlan, names: list[str]) -> ConfigDb:
         # One maximum frame reserved per lossy queue so a burst can always make progress.
         "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(plan.mtu),
                                  "dynamic_th": str(DYNAMIC_TH_EGRESS)},
-    }
+    })
     lossless_pgs = sorted(set(plan.pfc_priorities))
     lossy_pgs = sorted(set(plan.priority_to_pg) - set(lossless_pgs))
     lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
@@ -529,7 +552,7 @@ def _buffer_tables(switch: Switch, plan: QosPlan, names: list[str]) -> ConfigDb:
         for key in _ranges(lossy_pgs):
             pgs[f"{name}|{key}"] = {"profile": "ingress_lossy_profile"}
         for key in _ranges(lossless_pgs):
-            pgs[f"{name}|{key}"] = {"profile": lossless_profile}
+            pgs[f"{name}|{key}"] = {"profile": profile_of[lengths[name]]}
         for key in _ranges(lossy_queues):
             queues[f"{name}|{key}"] = {"profile": "egress_lossy_profile"}
         for key in _ranges(lossless_queues):

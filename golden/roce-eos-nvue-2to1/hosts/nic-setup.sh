@@ -145,6 +145,10 @@ if ((!DRY_RUN)); then
       die "${RAIL_NAMES[i]}: RDMA device ${RAIL_RDMA_DEVICES[i]} not found in $SYS/class/infiniband"
     [[ -d "$SYS/class/net/${RAIL_NETDEVS[i]}" ]] ||
       die "${RAIL_NAMES[i]}: netdev ${RAIL_NETDEVS[i]} not found in $SYS/class/net"
+    # The DCQCN knobs exist only with NVIDIA's driver (MLNX_OFED/DOCA), not the inbox mlx5:
+    # find out now rather than halfway through, with some rails configured and others not.
+    [[ -d "$SYS/class/net/${RAIL_NETDEVS[i]}/ecn/roce_np" ]] ||
+      die "${RAIL_NAMES[i]}: $SYS/class/net/${RAIL_NETDEVS[i]}/ecn missing (needs the MLNX_OFED/DOCA mlx5 driver)"
   done
 fi
 
