@@ -36,8 +36,16 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+REQUIRED = ("kind", "a_device", "a_port", "z_device", "z_port")
+
+
 def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> list[Link]:
     """Rows back to Links, port names back to port numbers, by the plan's own naming."""
+    if not rows:
+        raise CablingFileError(f"{source}: no cables")
+    missing = [c for c in REQUIRED if c not in rows[0]]
+    if missing:
+        raise CablingFileError(f"{source}: missing column(s) {', '.join(missing)}")
     switch_ports: dict[tuple[str, str], int] = {}
     for sw in fabric.switches:
         for port in range(1, sw.radix + 1):

@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show a traceback on errors")
         p.add_argument("--strict", action="store_true",
                        help="treat warnings (dangerous but legal choices) as errors")
         p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
@@ -267,7 +269,10 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     if not args.json:
         _warnings(console, loaded.warnings)
     only = [n.strip() for item in args.only for n in item.split(",") if n.strip()] \
-        if args.only else None
+        if args.only is not None else None
+    if only == []:
+        console.error("--only needs at least one target or group")
+        return EXIT_USAGE
     partial = only is not None or args.devices is not None
     dest = Path(args.output) if args.output else Path("out") / loaded.intent.name
     if partial and not args.check and output.holds_full_render(dest):

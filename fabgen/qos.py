@@ -164,11 +164,16 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     p = intent.platforms
     used = {p.leaf, p.spine or p.leaf, p.core or p.spine or p.leaf}
     q = intent.qos
+    roles = {"leaf": p.leaf, "spine": p.spine or p.leaf,
+             "core": p.core or p.spine or p.leaf}
     for name in sorted(used):
         caps = CAPABILITIES[name]
         if q.mtu > caps.max_mtu:
+            # The default MTU is nobody's choice: blame the platform that cannot take it.
+            role = next(r for r, plat in roles.items() if plat == name)
+            loc = ("qos", "mtu") if "mtu" in q.model_fields_set else ("platforms", role)
             diags.error(f"MTU {q.mtu} is above what {name} supports ({caps.max_mtu}); the MTU "
-                        "must be the same on every hop", ("qos", "mtu"),
+                        "must be the same on every hop", loc,
                         f"set qos.mtu to {caps.max_mtu} or less ({caps.source})")
         wd = q.pfc_watchdog
         if wd.enabled and wd.action not in caps.pfc_watchdog_actions:
@@ -195,6 +200,8 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     seen: dict[int, tuple[str, int]] = {q.rdma.priority: ("rdma", q.scheduler.rdma_weight),
                                         0: ("default", q.scheduler.default_weight)}
     for i, cls in enumerate(q.classes):
+        if cls.priority in (q.rdma.priority, q.cnp.priority):
+            continue  # semantic.py already refuses a class on the RDMA or CNP priority
         other = seen.get(cls.priority)
         if other is not None and other[1] != cls.weight:
             diags.error(f"class {cls.name!r} shares priority {cls.priority} (one egress queue) "

@@ -23,10 +23,13 @@ class Breakout:
 
     @classmethod
     def parse(cls, text: str) -> Breakout:
-        count, _, speed = text.partition("x")
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"expected a breakout like '2x400G', got {text!r}")
-        return cls(int(count), parse_speed_gbps(speed))
+        count, _, speed = text.strip().lower().partition("x")
+        try:
+            if not count.strip().isdigit() or int(count) < 1:
+                raise ValueError
+            return cls(int(count), parse_speed_gbps(speed.strip()))
+        except ValueError:
+            raise ValueError(f"expected a breakout like '2x400G', got {text!r}") from None
 
     def __str__(self) -> str:
         return f"{self.count}x{self.speed_gbps}G"

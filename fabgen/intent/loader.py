@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import types
@@ -37,12 +38,14 @@ class IntentSource:
             line, col = node.lc.line, node.lc.col
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
-            if isinstance(node, CommentedMap) and isinstance(part, str) and part in node:
-                if last and key:
-                    line, col = node.lc.key(part)
-                else:
-                    line, col = node.lc.value(part)
-                node = node[part]
+            if isinstance(node, CommentedMap) and isinstance(part, str):
+                real = _key_of(node, part)
+                if real is _MISSING:
+                    continue
+                # a key merged in by `<<` has no position of its own: keep the map's
+                with contextlib.suppress(KeyError):
+                    line, col = node.lc.key(real) if last and key else node.lc.value(real)
+                node = node[real]
             elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
                 line, col = node.lc.item(part)
                 node = node[part]
@@ -55,8 +58,10 @@ class IntentSource:
         out: list[str | int] = []
         node = self.tree
         for part in loc:
-            if isinstance(node, CommentedMap) and isinstance(part, str) and part in node:
-                node = node[part]
+            real = _key_of(node, part) if isinstance(node, CommentedMap) and isinstance(
+                part, str) else _MISSING
+            if real is not _MISSING:
+                node = node[real]
                 out.append(part)
             elif isinstance(node, CommentedSeq) and isinstance(part, int):
                 node = node[part] if part < len(node) else None
@@ -69,6 +74,16 @@ class IntentSource:
     def place(self, diag: Diagnostic, *, key: bool = False) -> Diagnostic:
         line, col = self.locate(diag.loc, key=key)
         return replace(diag, file=self.path, line=line, col=col)
+
+
+_MISSING = object()
+
+
+def _key_of(node: CommentedMap, part: str) -> Any:
+    """The mapping's own key for a location part (YAML keys may be ints or null: `1: x`)."""
+    if part in node:
+        return part
+    return next((k for k in node if str(k) == part), _MISSING)
 
 
 def _plain(node: Any) -> Any:
@@ -138,7 +153,9 @@ def read_source(path: Path) -> IntentSource:
         raise FabgenError.single(
             "the top level must be a mapping of keys (name, fabric, ...), got "
             f"{'a list' if isinstance(tree, list) else repr(tree)}", name, 1, 1)
-    return IntentSource(name, text, hashlib.sha256(raw).hexdigest(), tree)
+    # Hash the text with LF line ends: a CRLF checkout of the same intent is the same intent.
+    digest = hashlib.sha256(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()
+    return IntentSource(name, text, digest, tree)
 
 
 def _first_line(text: str, key: str, dup_line: int, col: int) -> int | None:

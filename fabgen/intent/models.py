@@ -124,6 +124,13 @@ class ClusterSpec(StrictModel):
 
 # --- topology -------------------------------------------------------------------------------
 
+def _breakout(value: str) -> str:
+    from fabgen.catalog import Breakout
+
+    Breakout.parse(value)  # raises "expected a breakout like '2x400G', got ..."
+    return value
+
+
 class SwitchSpec(StrictModel):
     """A switch from the catalog (`model`), or a custom one (`ports` and `speed`)."""
 
@@ -133,7 +140,7 @@ class SwitchSpec(StrictModel):
     """Custom switch: native port count."""
     speed: SpeedGbps | None = None
     """Custom switch: native port speed."""
-    breakout: str | None = None
+    breakout: Annotated[str, AfterValidator(_breakout)] | None = None
     """Split each native port, e.g. `2x400G` (the fabric speed picks one if omitted)."""
 
     @model_validator(mode="after")

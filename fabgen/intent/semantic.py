@@ -21,10 +21,9 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _hosts(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
-    if not diags.errors:
-        from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
+    from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
 
-        qos.check(intent, diags)
+    qos.check(intent, diags)  # independent of the checks above: report all at once
     if not diags.errors:
         _fit(intent, diags)
 
@@ -106,12 +105,10 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
         diags.error(f"CNP shares priority {qos.rdma.priority} with RDMA; CNPs must not be paused "
                     "by PFC with the traffic they throttle", ("qos", "cnp", "priority"),
                     "the usual plan is RDMA 3, CNP 6")
-    owners: dict[int, tuple[str | int, ...]] = {
-        qos.rdma.dscp: ("qos", "rdma", "dscp"),
-    }
+    owners: dict[int, str] = {qos.rdma.dscp: "the RDMA class"}
     if qos.cnp.dscp in owners:
         diags.error(f"DSCP {qos.cnp.dscp} is already the RDMA class's", ("qos", "cnp", "dscp"))
-    owners.setdefault(qos.cnp.dscp, ("qos", "cnp", "dscp"))
+    owners.setdefault(qos.cnp.dscp, "the CNP class")
     seen_names: set[str] = set()
     for i, cls in enumerate(qos.classes):
         loc = ("qos", "classes", i)
@@ -126,11 +123,9 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
                         (*loc, "priority"))
         for j, dscp in enumerate(cls.dscp):
             if dscp in owners:
-                diags.error(f"DSCP {dscp} is already used by "
-                            f"{'.'.join(str(p) for p in owners[dscp][1:-1])}",
-                            (*loc, "dscp", j))
+                diags.error(f"DSCP {dscp} is already used by {owners[dscp]}", (*loc, "dscp", j))
             else:
-                owners[dscp] = (*loc, "dscp", j)
+                owners[dscp] = f"class {cls.name!r}"
     if qos.host_mtu > qos.mtu:
         diags.error(f"host MTU {qos.host_mtu} exceeds the switch MTU {qos.mtu}; jumbo frames "
                     "from the NIC would be dropped", ("qos", "host_mtu"))
@@ -170,8 +165,11 @@ def _hosts(intent: Intent, diags: Diagnostics) -> None:
 
 def host_names(intent: Intent) -> list[str]:
     """Every host name the template gives, in order (what partitions and sm_host refer to)."""
-    su = intent.topology.scalable_unit or 0
-    return [intent.hosts.name.format(index=i + 1, su=(i // su + 1) if su else 1)
+    try:
+        su = sizing.shape(intent).su_size  # the unit size build() uses, not only the intent's
+    except sizing.SizingError:
+        su = intent.topology.scalable_unit or intent.cluster.nodes
+    return [intent.hosts.name.format(index=i + 1, su=i // su + 1)
             for i in range(intent.cluster.nodes)]
 
 

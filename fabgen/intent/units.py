@@ -65,6 +65,9 @@ def parse_ratio(value: object) -> Fraction:
                     f"oversubscription {value!r} is below 1:1; more uplink than downlink "
                     "bandwidth buys nothing, use '1:1'"
                 )
+            if ratio > 16:
+                raise ValueError(f"oversubscription {value!r} is above 16:1; a leaf needs at "
+                                 "least one uplink per 16 host ports")
             return ratio
     raise ValueError(f"expected a ratio like '1:1', '2:1' or '8:7', got {value!r}")
 

@@ -118,9 +118,13 @@ def resolve_switch(spec: SwitchSpec, speed: int, loc: tuple[str | int, ...]) -> 
         options = []
         name, key = f"custom {spec.ports}x{spec.speed}G", "custom"
     if spec.breakout is not None:
-        chosen = [b for b in options if str(b) == spec.breakout.upper().replace("X", "x")]
+        try:
+            wanted = catalog.Breakout.parse(spec.breakout)
+        except ValueError as exc:
+            raise SizingError(str(exc), (*loc, "breakout")) from None
+        chosen = [b for b in options if b == wanted]
         if spec.model is None:
-            chosen = [catalog.Breakout.parse(spec.breakout)]
+            chosen = [wanted]
         if not chosen:
             raise SizingError(
                 f"{key} has no breakout {spec.breakout!r}", (*loc, "breakout"),
