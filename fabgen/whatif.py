@@ -94,7 +94,9 @@ FTREE_FALLBACK = ("without root_guid_file OpenSM refuses ftree and tries the nex
                   "unevenly")
 
 ScenarioKind = Literal["none", "switch", "link", "cable", "plane", "role", "combined"]
-_TIER_NAMES = ("hosts", "leaf-spine", "spine-core")
+# Ties name the earlier tier: "leaf uplinks" only when a leaf's uplinks outnumber its hosts'
+# need (a nearly empty leaf) and are the binding limit.
+_TIER_NAMES = ("hosts", "leaf-spine", "leaf uplinks", "spine-core")
 
 
 class WhatifError(ValueError):
@@ -305,12 +307,16 @@ class _Model:
             for spine in self.by_role["spine"]:
                 p = self.switch[spine].plane
                 self.l0[p] += min(self.down_total[spine], self.up_total[spine])
+        # Leaf uplinks usable: min(hosts, uplinks) per leaf (build.bisection_gbps).
+        self.c0 = [0] * planes
+        for leaf, n in self.hosts_on.items():
+            self.c0[self.switch[leaf].plane] += min(n, self.up_total.get(leaf, 0))
         self.cable_ids = sorted(self.links, key=natural_key)
         self._init_leaves()
         self._init_gpus()
         self._init_ftree()
         self._init_oversubscription()
-        self.intact = self._bisection([0] * planes, [0] * planes, [0] * planes)[0]
+        self.intact = self._bisection(*([0] * planes for _ in range(4)))[0]
 
     # ---- baseline structures
 
@@ -691,11 +697,12 @@ class _Model:
             out.append(first if len(ids) == 1 else f"{first}..{last}")
         return out
 
-    def _bisection(self, dh: list[int], dl: list[int], ds: list[int]) -> tuple[float, str]:
+    def _bisection(self, dh: list[int], dc: list[int], dl: list[int],
+                   ds: list[int]) -> tuple[float, str]:
         total = 0
         narrowest, least = "hosts", math.inf
         for p in range(self.fabric.planes):
-            tiers = [self.h0[p] - dh[p], self.l0[p] - dl[p]]
+            tiers = [self.h0[p] - dh[p], self.l0[p] - dl[p], self.c0[p] - dc[p]]
             if self.tiers == 3:
                 tiers.append(self.s0[p] - ds[p])
             low = min(tiers)
@@ -756,7 +763,16 @@ class _Model:
                 dl[sw[s].plane] += min(d0, u0) - min(d1, u1)
                 if d1 and Fraction(u1, d1) < min(Fraction(1), Fraction(u0, d0 or 1)):
                     degraded_spines.append(s)
-        bisection, narrowest = self._bisection(dh, dl, ds)
+        dc = [0] * planes
+        for leaf in {a for a, _ in lost if sw[a].role == "leaf"} | set(host_loss) | {
+                d for d in dead if sw[d].role == "leaf"}:
+            h0, u0 = self.hosts_on.get(leaf, 0), self.up_total.get(leaf, 0)
+            if leaf in dead:
+                h1 = u1 = 0
+            else:
+                h1, u1 = h0 - host_loss.get(leaf, 0), u0 - lost_up.get(leaf, 0)
+            dc[sw[leaf].plane] += min(h0, u0) - min(h1, u1)
+        bisection, narrowest = self._bisection(dh, dc, dl, ds)
 
         changed = {x for pair in lost for x in pair if x not in dead}
         worst_os, worst_os_name, uplink_loss = self._oversubscription(

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fabgen import catalog
 from fabgen.intent.models import Intent
 from fabgen.topology import sizing
 from fabgen.topology.build import build
@@ -111,12 +112,22 @@ def _assert_ports(fabric: Fabric) -> None:
         used[device] += 1
     assert all(used[name] <= s.radix for name, s in switches.items())
 
-    # The documented port plan: downlinks on 1..down, uplinks on down+1..down+up.
+    # The documented port plan: downlinks on 1..down, uplinks after them starting on a cage
+    # boundary, so no cage (twin-port OSFP, split cable) serves a host and a spine at once.
     for link in fabric.links:
         lower = switches.get(link.a_device)
         if lower is not None:
-            assert lower.down_ports < link.a_port <= lower.down_ports + lower.up_ports
+            cage = _cage_ports(lower)
+            first_up = -(-lower.down_ports // cage) * cage
+            assert first_up < link.a_port <= first_up + lower.up_ports, (link, cage)
+            assert (link.a_port - 1) // cage >= -(-lower.down_ports // cage)
         assert 1 <= link.z_port <= switches[link.z_device].down_ports
+
+
+def _cage_ports(switch: Switch) -> int:
+    """Logical ports per cage, from the catalog (twin-port OSFP) and the breakout."""
+    model = catalog.switches().get(switch.model)
+    return (model.ports_per_cage if model else 1) * switch.breakout
 
 
 @PROPERTY
@@ -249,10 +260,24 @@ def test_oversubscription_counts_and_tiers(intent: Intent) -> None:
     node = intent.cluster.node
     host_links = len(fabric.links_of("node-leaf"))
     assert host_links == intent.cluster.nodes * node.nics * node.nic_ports
-    tier_links = [host_links, len(fabric.links_of("leaf-spine"))]
-    if fabric.tiers == 3:
-        tier_links.append(len(fabric.links_of("spine-core")))
-    assert fabric.bisection_gbps == min(tier_links) * fabric.speed_gbps // 2
+    # Bisection recounted per plane: half of the narrowest of host ports, the leaves' usable
+    # uplinks (min(hosts, uplinks) per leaf: a nearly empty leaf's uplinks carry only its
+    # hosts), the leaf-spine links (2 tiers) or each spine's min(down, up), spine-core links.
+    expected = 0
+    for plane in range(fabric.planes):
+        links_p = [lk for lk in fabric.links if lk.plane == plane]
+        host_n = Counter(lk.z_device for lk in links_p if lk.kind == "node-leaf")
+        up_n = Counter(lk.a_device for lk in links_p if lk.kind != "node-leaf")
+        down_n = Counter(lk.z_device for lk in links_p if lk.kind != "node-leaf")
+        tiers = [sum(host_n.values()), sum(min(n, up_n[leaf]) for leaf, n in host_n.items())]
+        if fabric.tiers == 2:
+            tiers.append(sum(1 for lk in links_p if lk.kind == "leaf-spine"))
+        else:
+            spines = [s for s in fabric.switches if s.role == "spine" and s.plane == plane]
+            tiers.append(sum(min(down_n[s.name], up_n[s.name]) for s in spines))
+            tiers.append(sum(1 for lk in links_p if lk.kind == "spine-core"))
+        expected += min(tiers)
+    assert fabric.bisection_gbps == expected * fabric.speed_gbps // 2
     assert len({link.id for link in fabric.links}) == len(fabric.links)
 
     # Tiers: forced is obeyed; `auto` picks 3 only when no symmetric 2-tier layout exists.

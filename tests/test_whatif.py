@@ -359,12 +359,16 @@ def oracle(fab: Fabric, dead: set[str], cables: set[str]) -> dict[str, Any]:
     def downs(name: str, table: Counter[tuple[str, str]]) -> dict[str, int]:
         return adjacency[id(table)][1].get(name, {})
 
-    # Bisection: half the narrowest tier per plane.
+    # Bisection: half the narrowest tier per plane; a live leaf's uplinks count only up to its
+    # live hosts (a nearly empty leaf carries no more than its hosts send).
     total = 0
     for p in range(fab.planes):
         h = planes_h[p]
+        leaf_cap = sum(min(hosts_per_leaf[s.name], sum(ups(s.name, links).values()))
+                       for s in sw.values()
+                       if s.role == "leaf" and s.plane == p and s.name not in dead)
         if fab.tiers == 2:
-            tiers = [h, sum(n for (a, _z), n in links.items() if sw[a].plane == p)]
+            tiers = [h, leaf_cap, sum(n for (a, _z), n in links.items() if sw[a].plane == p)]
         else:
             spines = [s for s in sw.values() if s.role == "spine" and s.plane == p
                       and s.name not in dead]
@@ -372,7 +376,7 @@ def oracle(fab: Fabric, dead: set[str], cables: set[str]) -> dict[str, Any]:
                        for s in spines)
             top = sum(n for (a, _z), n in links.items() if sw[a].role == "spine"
                       and sw[a].plane == p)
-            tiers = [h, flow, top]
+            tiers = [h, leaf_cap, flow, top]
         total += min(tiers)
 
     def paths(table: Counter[tuple[str, str]], x: str, y: str) -> int:

@@ -242,7 +242,8 @@ def _build(intent: Intent, role: str) -> Fabric:
                         a_addr = z_addr = None
                         if roce:
                             z_addr, a_addr = p2p_pool.p31()
-                        cable("leaf-spine", leaf, shape.leaf_down + index * links_ls + k + 1,
+                        cable("leaf-spine", leaf,
+                              shape.leaf_up_offset + index * links_ls + k + 1,
                               spine, spine_port, plane, a_addr, z_addr)
         if shape.tiers == 3:
             links_sc = shape.spine_core_links
@@ -255,7 +256,7 @@ def _build(intent: Intent, role: str) -> Fabric:
                         a_addr = z_addr = None
                         if roce:
                             z_addr, a_addr = p2p_pool.p31()
-                        cable("spine-core", spine, shape.spine_down + up + 1, core,
+                        cable("spine-core", spine, shape.spine_up_offset + up + 1, core,
                               pod * links_sc + k + 1, plane, a_addr, z_addr)
 
     fabric = Fabric(
@@ -271,7 +272,7 @@ def _build(intent: Intent, role: str) -> Fabric:
         hosts=tuple(hosts),
         links=tuple(links),
         tier_facts=_tier_facts(shape),
-        bisection_gbps=bisection_gbps(shape),
+        bisection_gbps=bisection_gbps(links, shape.planes, shape.tiers, shape.speed_gbps),
         warnings=tuple(_warnings(intent, shape)),
         role=role,
     )
@@ -328,13 +329,48 @@ def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
     }
 
 
-def bisection_gbps(shape: sizing.Shape) -> int:
-    """Bandwidth across the worst half/half cut of a folded Clos: half of the narrowest tier."""
-    tiers = [shape.host_ports(), shape.leaf_uplinks()]
-    if shape.tiers == 3:
-        tiers.append(shape.spine_uplinks())
-    return shape.planes * min(tiers) * shape.speed_gbps // 2
+def bisection_gbps(links: list[Link] | tuple[Link, ...], planes: int, tiers: int,
+                   speed_gbps: int) -> int:
+    """Bandwidth across the worst half/half cut of a folded Clos: per plane, half of the
+    narrowest tier, summed over planes.
 
+    Tiers, in links: live host ports; the leaves' usable uplinks (each leaf counts
+    min(hosts, uplinks): the uplinks of a leaf with few hosts carry no more than its hosts send);
+    leaf-spine links (2 tiers) or each spine's min(downlinks, uplinks) (3 tiers); spine-core
+    links. whatif.py applies the same definition to what survives a failure.
+    """
+    hosts: dict[str, int] = {}
+    up: dict[str, int] = {}
+    down: dict[str, int] = {}
+    plane_of: dict[str, int] = {}
+    h = [0] * planes
+    ls = [0] * planes
+    sc = [0] * planes
+    for link in links:
+        if link.kind == "node-leaf":
+            hosts[link.z_device] = hosts.get(link.z_device, 0) + 1
+            h[link.plane] += 1
+        else:
+            up[link.a_device] = up.get(link.a_device, 0) + 1
+            down[link.z_device] = down.get(link.z_device, 0) + 1
+            if link.kind == "leaf-spine":
+                ls[link.plane] += 1
+            else:
+                sc[link.plane] += 1
+        plane_of[link.z_device] = link.plane
+    leaf_cap = [0] * planes
+    for leaf, n in hosts.items():
+        leaf_cap[plane_of[leaf]] += min(n, up.get(leaf, 0))
+    if tiers == 3:
+        ls = [0] * planes
+        for spine, n in down.items():
+            if spine in up:  # a spine (cores have no uplinks)
+                ls[plane_of[spine]] += min(n, up[spine])
+    total = 0
+    for p in range(planes):
+        tier = [h[p], leaf_cap[p], ls[p]] + ([sc[p]] if tiers == 3 else [])
+        total += min(tier)
+    return total * speed_gbps // 2
 
 def _tier_facts(shape: sizing.Shape) -> tuple[TierFacts, ...]:
     per_plane = shape.planes

@@ -37,6 +37,11 @@ class SwitchKind:
     cage: str
     ports_per_cage: int
 
+    @property
+    def cage_ports(self) -> int:
+        """Logical ports one cage carries (twin-port cages and breakouts carry several)."""
+        return self.ports_per_cage * self.breakout
+
 
 @dataclass(frozen=True, slots=True)
 class Shape:
@@ -55,6 +60,7 @@ class Shape:
     core: SwitchKind | None
     leaf_down: int  # host ports per leaf (capacity)
     leaf_up: int
+    leaf_up_offset: int  # uplinks are ports offset+1.., starting on a cage boundary
     leaves_per_unit: int
     units_per_pod: int  # all units in a 2-tier fabric
     pods: int
@@ -62,6 +68,7 @@ class Shape:
     leaf_spine_links: int  # parallel links per leaf-spine pair
     spine_down: int
     spine_up: int  # 0 in a 2-tier fabric
+    spine_up_offset: int  # spine uplinks start at offset+1 (a cage boundary)
     core_groups: int  # = spines_per_pod in a 3-tier fabric
     cores_per_group: int
     spine_core_links: int  # parallel links per spine-core pair
@@ -151,28 +158,44 @@ def resolve_switch(spec: SwitchSpec, speed: int, loc: tuple[str | int, ...]) -> 
         "set fabric.speed to one of those, or choose another switch")
 
 
-def split_ports(radix: int, down: int | None, ratio: Fraction) -> tuple[int, int]:
-    """Down/up ports of a switch: `down` fixed (or the most that fit), up = ceil(down / ratio)."""
+def align(ports: int, cage: int) -> int:
+    """Round a port count up to whole cages."""
+    return -(-ports // cage) * cage
+
+
+def split_ports(radix: int, down: int | None, ratio: Fraction,
+                cage: int = 1) -> tuple[int, int]:
+    """Down/up ports of a switch: `down` fixed (or the most that fit), up = ceil(down / ratio).
+
+    Uplinks start on a cage boundary: one twin-port cage or split cable never serves a host and
+    a spine at once, so transceivers and cable types stay uniform per cage.
+    """
     if down is None:
         down = radix
-        while down > 0 and down + math.ceil(down / ratio) > radix:
+        while down > 0 and align(down, cage) + math.ceil(down / ratio) > radix:
             down -= 1
     return down, math.ceil(Fraction(down) / ratio)
 
 
-def _upper_count(lower: int, lower_up: int, upper_down: int,
-                 at_least: int = 1) -> tuple[int, int] | None:
-    """Fewest upper switches N with N | lower_up (equal links per pair) and lower*links fits.
+def _upper_count(lower: int, up_min: int, up_max: int, upper_down: int,
+                 at_least: int = 1) -> tuple[int, int, int] | None:
+    """(uplinks, upper switches N, links per pair): the fewest N such that every lower switch
+    has the same number of links to every upper switch and the uppers' ports suffice.
 
     Symmetry comes first: ECMP and adaptive routing assume every lower switch has the same
-    number of links to every upper switch, so N may be larger than a plain division.
+    number of links to every upper switch, so N may be larger than a plain division. The lower
+    switch may use more uplinks than the ratio needs (spare ports, better oversubscription) when
+    that lets the uplinks divide evenly: 31 uplinks would otherwise need 31 spines.
     """
-    for n in range(1, lower_up + 1):
-        if lower_up % n or n < min(at_least, lower_up):
+    for n in range(1, max(up_max, 1) + 1):
+        if n < min(at_least, up_max):
             continue
-        links = lower_up // n
+        ups = align(up_min, n)
+        if ups > up_max:
+            continue
+        links = ups // n
         if lower * links <= upper_down:
-            return n, links
+            return ups, n, links
     return None
 
 
@@ -193,7 +216,7 @@ def shape(intent: Intent) -> Shape:
     ratio_leaf, ratio_spine = topo.oversubscription.leaf, topo.oversubscription.spine
 
     # Leaf capacity in host ports at the requested oversubscription.
-    max_down, _ = split_ports(leaf.radix, None, ratio_leaf)
+    max_down, _ = split_ports(leaf.radix, None, ratio_leaf, leaf.cage_ports)
     if topo.style == "rail-optimized":
         rails = ports_per_node
         su_cap = max_down  # one port per node per rail leaf
@@ -219,10 +242,12 @@ def shape(intent: Intent) -> Shape:
         su = min(su, leaves_per_unit * nodes_per_leaf)
         rails = leaves_per_unit
         leaf_down = min(nodes_per_leaf, su) * ports_per_node
-    leaf_down, leaf_up = split_ports(leaf.radix, leaf_down, ratio_leaf)
+    leaf_down, leaf_up = split_ports(leaf.radix, leaf_down, ratio_leaf, leaf.cage_ports)
+    leaf_up_offset = align(leaf_down, leaf.cage_ports)
+    up_max = leaf.radix - leaf_up_offset
     units = math.ceil(nodes / su)
     # Two tiers: every leaf of a plane reaches every spine.
-    two = _upper_count(units * leaves_per_unit, leaf_up, spine.radix, topo.min_spines)
+    two = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine.radix, topo.min_spines)
     if topo.tiers == 2 or (topo.tiers == "auto" and two is not None):
         if two is None:
             max_units = max(1, spine.radix // leaves_per_unit)
@@ -233,13 +258,13 @@ def shape(intent: Intent) -> Shape:
                 ("topology", "tiers"),
                 f"2 tiers fit up to {max_units * su} nodes; use tiers: 3 or auto, or a "
                 "larger-radix spine")
-        spines, links = two
+        leaf_up, spines, links = two
         return Shape(speed, 2, topo.planes, rails, ports_per_node, su, units, nodes, leaf,
-                     spine, None, leaf_down, leaf_up, leaves_per_unit, units, 1, spines, links,
-                     units * leaves_per_unit * links, 0, 0, 0, 0)
+                     spine, None, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units, 1,
+                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0)
 
     # Three tiers: pods of units under their own spines; spine j of every pod to core group j.
-    spine_down, spine_up = split_ports(spine.radix, None, ratio_spine)
+    spine_down, spine_up = split_ports(spine.radix, None, ratio_spine, spine.cage_ports)
     # A full pod has one link from each of its leaves to each of `leaf_up` pod spines.
     units_per_pod = spine_down // leaves_per_unit
     if units_per_pod < 1:
@@ -247,18 +272,20 @@ def shape(intent: Intent) -> Shape:
             f"a {spine.model} spine has {spine_down} downlinks, fewer than the "
             f"{leaves_per_unit} leaves of one scalable unit need",
             ("topology", "spine"), "use a larger-radix spine or smaller units")
-    pod = _upper_count(units_per_pod * leaves_per_unit, leaf_up, spine_down)
+    pod = _upper_count(units_per_pod * leaves_per_unit, leaf_up, up_max, spine_down)
     assert pod is not None
-    spines_per_pod, links = pod
+    leaf_up, spines_per_pod, links = pod
     pods = math.ceil(units / units_per_pod)
     if pods == 1 and units < units_per_pod:
         units_per_pod = units
-        pod = _upper_count(units * leaves_per_unit, leaf_up, spine_down, topo.min_spines)
+        pod = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine_down,
+                           topo.min_spines)
         assert pod is not None
-        spines_per_pod, links = pod
+        leaf_up, spines_per_pod, links = pod
     spine_down = units_per_pod * leaves_per_unit * links
-    spine_down, spine_up = split_ports(spine.radix, spine_down, ratio_spine)
-    cores = _upper_count(pods, spine_up, core.radix)
+    spine_down, spine_up = split_ports(spine.radix, spine_down, ratio_spine, spine.cage_ports)
+    spine_up_offset = align(spine_down, spine.cage_ports)
+    cores = _upper_count(pods, spine_up, spine.radix - spine_up_offset, core.radix)
     if cores is None:
         max_pods = core.radix
         raise SizingError(
@@ -267,7 +294,8 @@ def shape(intent: Intent) -> Shape:
             ("cluster", "nodes"),
             f"3 tiers of these switches fit up to {max_pods * units_per_pod * su} nodes; "
             "use larger-radix switches or more planes")
-    cores_per_group, core_links = cores
+    spine_up, cores_per_group, core_links = cores
     return Shape(speed, 3, topo.planes, rails, ports_per_node, su, units, nodes, leaf, spine,
-                 core, leaf_down, leaf_up, leaves_per_unit, units_per_pod, pods, spines_per_pod,
-                 links, spine_down, spine_up, spines_per_pod, cores_per_group, core_links)
+                 core, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units_per_pod, pods,
+                 spines_per_pod, links, spine_down, spine_up, spine_up_offset, spines_per_pod,
+                 cores_per_group, core_links)
