@@ -213,6 +213,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--apply-timeout", type=int, default=300, help="applying command timeout, s")
     p.add_argument("--canary", metavar="GLOB", help="canary devices (default: the first leaf)")
     p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--max-tier-fraction", type=float, default=0.25, metavar="F",
+                   help="at most this share of a failure domain (a unit's leaves, a pod's "
+                        "spines) in one batch (default 0.25)")
+    p.add_argument("--health-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="wait this long for BGP sessions to be Established before confirming "
+                        "(0: no health check)")
     p.add_argument("--confirm-timeout", type=int, default=600,
                    help="seconds before an unconfirmed commit rolls back")
     p.add_argument("--known-hosts", metavar="FILE", help="default ~/.ssh/known_hosts")
@@ -470,7 +476,8 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         accept_new_host_keys=args.accept_new_host_keys,
         audit=Path(args.audit) if args.audit else None, sonic_apply=args.sonic_apply,
         username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
-        show_diff=not args.no_diff, strict=args.strict)
+        show_diff=not args.no_diff, strict=args.strict,
+        max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout)
     report = push.run(options, (lambda _: None) if (args.json or args.quiet) else print)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

@@ -3,16 +3,19 @@
     report = push.run(PushOptions(intent=..., hosts=...), print)
     sys.exit(report.exit_code)
 
-A dry run connects, loads each candidate, prints the diff (the device's own where the platform
-has one, a clearly labelled local one for SONiC) and changes nothing. `commit=True` pushes a
-canary set, then batches, each under a confirm timer, stopping at the first failed batch and
-rolling that batch back; devices of later batches are listed as not touched. Failures are per
-device (unreachable, auth, timeout, host key, rejected, verify) and never stop the report.
+A candidate is never the render alone: it is the device's running config with the parts
+fabgen owns replaced by the render (candidate.py), so management, users, AAA, NTP... stay, and a
+candidate that would still remove the management access is refused. A dry run connects, builds
+and loads each candidate, prints the diff (the device's own where the platform has one, a
+clearly labelled local one for SONiC) and changes nothing. `commit=True` pushes a canary set,
+then topology-aware batches (batches.py), each under a confirm timer and, before confirming, a
+BGP health check; it stops at the first failed batch and rolls that batch back; devices of
+later batches are listed as not touched. Failures are per device (unreachable, auth, timeout,
+host key, rejected, refused, verify, health) and never stop the report.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import getpass
 import hashlib
 import secrets
@@ -24,9 +27,10 @@ from typing import TYPE_CHECKING, Literal
 
 from fabgen.errors import FabgenError
 from fabgen.push.audit import AuditLog, default_path
+from fabgen.push.batches import plan
 from fabgen.push.credentials import Credentials, Redactor, resolve
-from fabgen.push.drivers import DRIVERS
-from fabgen.push.inventory import Device, check_render, devices_for, load_hosts, select
+from fabgen.push.drivers import DRIVERS, Render
+from fabgen.push.inventory import check_render, devices_for, load_hosts, select
 from fabgen.push.results import DeviceError, DeviceReport, PushReport
 
 if TYPE_CHECKING:
@@ -55,7 +59,13 @@ class PushOptions:
     apply_timeout: float = 300.0  # seconds: the command that applies (`config reload`, ...)
     canary: str | None = None  # glob(s); default: the first selected leaf
     batch_size: int = 4
+    # At most max(1, floor(n * this)) of the n switches of one failure domain (a scalable
+    # unit's leaves, a pod's spines, a core group) in one batch; roles never mixed.
+    max_tier_fraction: float = 0.25
     confirm_timeout: int = 600  # seconds before an unconfirmed commit rolls back
+    # Seconds to wait, after a commit and before confirming, for the BGP sessions to the
+    # rendered neighbours to be Established (else the batch rolls back); 0: no check.
+    health_timeout: float = 60.0
     known_hosts: Path | None = None  # default ~/.ssh/known_hosts
     accept_new_host_keys: bool = False
     audit: Path | None = None  # default <render dir>.push-audit.jsonl beside the render dir
@@ -75,6 +85,13 @@ class PushOptions:
             problems.append("--timeout and --apply-timeout must be positive")
         if not 10 <= self.confirm_timeout < 86400:
             problems.append("--confirm-timeout must be between 10 seconds and 24 hours")
+        if not 0 < self.max_tier_fraction <= 1:
+            problems.append("--max-tier-fraction must be above 0 and at most 1")
+        if self.health_timeout < 0:
+            problems.append("--health-timeout must be 0 (no check) or positive")
+        elif self.health_timeout >= self.confirm_timeout:
+            problems.append("--health-timeout must be shorter than --confirm-timeout (the "
+                            "confirm timer would revert the commit during the health check)")
         if self.sonic_apply not in ("reload", "replace"):
             problems.append("--sonic-apply must be reload or replace")
         if problems:
@@ -83,25 +100,6 @@ class PushOptions:
 
 def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-def _batches(devices: list[Device], canary: str | None, size: int) -> list[tuple[str, list[str]]]:
-    """[("canary", names), ("1", names), ...]: the canary set, then the rest in fabric order."""
-    names = [d.name for d in devices]
-    if canary:
-        globs = [g.strip() for g in canary.split(",") if g.strip()]
-        first = [n for n in names if any(fnmatch.fnmatchcase(n, g) for g in globs)]
-        if not first:
-            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-            raise FabgenError.single(f"push: --canary {canary!r} matches none of the selected "
-                                     f"devices ({shown})")
-    else:
-        leaves = [d.name for d in devices if d.switch.role == "leaf"]
-        first = [leaves[0] if leaves else names[0]]
-    rest = [n for n in names if n not in first]
-    out = [("canary", first)]
-    out += [(str(i // size + 1), rest[i:i + size]) for i in range(0, len(rest), size)]
-    return out
 
 
 def _status_line(rep: DeviceReport) -> str:
@@ -125,8 +123,9 @@ def _status_line(rep: DeviceReport) -> str:
 
 def _show(rep: DeviceReport, say: ConsolePrint, show_diff: bool, indent: str = "") -> None:
     if show_diff and rep.changed and rep.diff.strip():
-        source = ("LOCAL diff: fabgen's comparison of the fetched running config with the "
-                  "render, not the device's own" if rep.diff_source == "local"
+        source = ("LOCAL diff: fabgen's comparison of the parts it owns of the fetched running "
+                  "config (and config files) with the render, not the device's own"
+                  if rep.diff_source == "local"
                   else "diff by the device")
         say(f"{indent}--- {rep.name} ({rep.platform} at {rep.address}, {rep.mode}; {source})")
         for line in rep.diff.splitlines():
@@ -172,7 +171,7 @@ def run(options: PushOptions, console_print: ConsolePrint,
     known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
     report = PushReport(run_id, fabric.name, options.commit, [], audit_path=str(audit_path))
 
-    configs: dict[str, str] = {}
+    configs: dict[str, Render] = {}
     for dev in devices:
         driver = DRIVERS[dev.platform]
         rep = DeviceReport(dev.name, dev.platform, dev.switch.role,
@@ -182,15 +181,26 @@ def run(options: PushOptions, console_print: ConsolePrint,
         if dev.address is None:
             rep.fail(DeviceError("config", f"no address for {dev.name} in {options.hosts}"))
             continue
-        try:
-            text = (render_dir / dev.config_path).read_text(encoding="utf-8")
-        except OSError as exc:
-            rep.fail(DeviceError("config", f"no rendered config {render_dir / dev.config_path}: "
-                                 f"{exc.strerror or exc}"))
+        texts: dict[str, str] = {}
+        for key, rel in {"config": dev.config_path, **dev.extra_paths}.items():
+            try:
+                texts[key] = (render_dir / rel).read_text(encoding="utf-8")
+            except OSError as exc:
+                rep.fail(DeviceError("config", f"no rendered config {render_dir / rel}: "
+                                     f"{exc.strerror or exc}"))
+        if rep.failed:
             continue
-        configs[dev.name] = text
-        rep.config_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    problems = check_render(render_dir, loaded.source.sha256, [d.config_path for d in devices])
+        configs[dev.name] = Render(texts["config"], frr=texts.get("frr"))
+        rep.config_sha256 = hashlib.sha256(texts["config"].encode("utf-8")).hexdigest()
+        if "frr" in texts:
+            rep.frr_sha256 = hashlib.sha256(texts["frr"].encode("utf-8")).hexdigest()
+    problems = check_render(render_dir, loaded.source.sha256,
+                            [p for d in devices for p in (d.config_path, *d.extra_paths.values())])
+    ready = [d for d in devices if d.name in configs]
+    # The rollout plan before any device is contacted: a bad --canary is an input error. (A
+    # commit goes ahead only when every selected device is ready, so this is the plan.)
+    batches = plan(devices, fabric.switches, options.canary, options.batch_size,
+                   options.max_tier_fraction) if options.commit else []
 
     action = "COMMIT" if options.commit else "DRY RUN"
     say(f"fabgen push {fabric.name}: {action} of {len(devices)} device(s)"
@@ -207,16 +217,17 @@ def run(options: PushOptions, console_print: ConsolePrint,
                 render_dir=str(render_dir), hosts_file=str(options.hosts),
                 operator=getpass.getuser(), devices=[d.name for d in devices],
                 confirm_timeout=options.confirm_timeout if options.commit else None,
-                render_problems=problems)
+                health_timeout=options.health_timeout if options.commit else None,
+                batches=[[label, names] for label, names in batches], render_problems=problems)
 
     settings = runner.RunSettings(
         run_id=run_id, workers=options.workers, timeout=options.timeout,
         apply_timeout=options.apply_timeout, confirm_timeout=options.confirm_timeout,
         known_hosts=known_hosts, accept_new_host_keys=options.accept_new_host_keys,
-        sonic_apply=options.sonic_apply, ssh_config=options.ssh_config)
+        sonic_apply=options.sonic_apply, ssh_config=options.ssh_config,
+        health_timeout=options.health_timeout)
     reports = {r.name: r for r in report.devices}
     ctx = runner.RunContext(settings, {d.name: d for d in devices}, configs, reports)
-    ready = [d for d in devices if d.name in configs]
 
     if options.commit and (problems or len(ready) < len(devices)):
         bad = [r.name for r in report.devices if r.failed]
@@ -231,7 +242,7 @@ def run(options: PushOptions, console_print: ConsolePrint,
             finally:
                 runner.close(nr, names)
         else:
-            _rollout(nr, ready, options, ctx, report, say, audit)
+            _rollout(nr, batches, options, ctx, report, say, audit)
 
     if not options.commit or report.refused:
         for rep in report.devices:
@@ -262,12 +273,11 @@ def _audit_fields(rep: DeviceReport) -> dict[str, object]:
     return data
 
 
-def _rollout(nr: Nornir, ready: list[Device], options: PushOptions, ctx: RunContext,
-             report: PushReport, say: ConsolePrint, audit: AuditLog) -> None:
+def _rollout(nr: Nornir, batches: list[tuple[str, list[str]]], options: PushOptions,
+             ctx: RunContext, report: PushReport, say: ConsolePrint, audit: AuditLog) -> None:
     """Canary, then batches; stop at the first batch with a failure, rolled back whole."""
     from fabgen.push import runner
 
-    batches = _batches(ready, options.canary, options.batch_size)
     reports = {r.name: r for r in report.devices}
     total = len(batches) - 1
     for label, names in batches:

@@ -38,6 +38,8 @@ CONFIG_PATHS: dict[str, str] = {
     "nvue": "nvue/{name}/startup.yaml",
 }
 PUSHABLE = tuple(CONFIG_PATHS)
+# Files pushed with the config: SONiC's FRR config (bgpd reads it in split-unified mode).
+EXTRA_PATHS: dict[str, dict[str, str]] = {"sonic": {"frr": "sonic/{name}/frr.conf"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,12 @@ class Device:
     @property
     def platform(self) -> str:
         return self.switch.platform
+
+    @property
+    def extra_paths(self) -> dict[str, str]:
+        """Other rendered files pushed with the config, by what they are ({"frr": path})."""
+        return {k: p.format(name=self.name)
+                for k, p in EXTRA_PATHS.get(self.platform, {}).items()}
 
 
 def parse_address(value: Any) -> Address:

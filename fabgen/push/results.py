@@ -7,9 +7,11 @@ from typing import Any, Literal
 
 # Why a device failed. `config`: fabgen's own input (no address, no rendered file);
 # `rejected`: the device refused the candidate; `verify`: it took it but the result differs;
-# `confirm`: the confirm timer ran out first (the device rolled itself back).
+# `confirm`: the confirm timer ran out first (the device rolled itself back); `refused`: fabgen
+# refused the candidate (it would cut the management access off), nothing was applied;
+# `health`: applied, but the BGP sessions to the rendered neighbours did not come up in time.
 ErrorKind = Literal["unreachable", "auth", "timeout", "host-key", "config", "rejected",
-                    "verify", "confirm", "error"]
+                    "verify", "confirm", "refused", "health", "error"]
 
 # What happened to a device, in the order a rollout moves through them.
 Status = Literal[
@@ -36,7 +38,8 @@ class DeviceError(Exception):
 class Step:
     """The result of one push step on one device: the one shape every driver method returns."""
 
-    name: str  # host-key | connect | prepare | discard | commit | verify | confirm | rollback
+    # host-key | connect | prepare | discard | commit | verify | health | confirm | rollback
+    name: str
     changed: bool = False  # the device's configuration changed (or would, for prepare)
     diff: str = ""
     failed: bool = False
@@ -66,6 +69,7 @@ class DeviceReport:
     error_kind: ErrorKind | None = None
     error: str = ""
     config_sha256: str = ""  # the rendered file pushed
+    frr_sha256: str = ""  # SONiC: the rendered frr.conf pushed with it
     before_sha256: str = ""  # the device's running config before and after
     after_sha256: str = ""
     rolled_back: bool = False  # fabgen rolled this device back (its batch failed)
@@ -91,7 +95,8 @@ class DeviceReport:
             "diff_source": self.diff_source, "batch": self.batch, "status": self.status,
             "changed": self.changed, "failed": self.failed, "error_kind": self.error_kind,
             "error": self.error, "diff": self.diff, "diff_added": plus, "diff_removed": minus,
-            "config_sha256": self.config_sha256, "before_sha256": self.before_sha256,
+            "config_sha256": self.config_sha256, "frr_sha256": self.frr_sha256 or None,
+            "before_sha256": self.before_sha256,
             "after_sha256": self.after_sha256, "rolled_back": self.rolled_back,
             "rollback_failed": self.rollback_failed,
             "steps": [s.to_dict() for s in self.steps],

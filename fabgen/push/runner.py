@@ -1,11 +1,12 @@
 """Nornir orchestration: a dry run over every device, or a canary then batches with confirm.
 
 A commit batch runs in two Nornir runs over the same open connections: first every device
-prepares, commits with its confirm timer and verifies; then, only if every device of the batch
-succeeded, each is confirmed, and otherwise every device of the batch is rolled back and the
-rollout stops. Devices of later batches are never connected to. Nornir captures exceptions and
-marks hosts failed instead of raising, so each task catches its own errors into the device's
-report, and the runner decides from those reports, never from Nornir's failed-host set.
+prepares, commits with its confirm timer, verifies and waits for its BGP sessions (the health
+check, bounded by health_timeout); then, only if every device of the batch succeeded, each is
+confirmed, and otherwise every device of the batch is rolled back and the rollout stops.
+Devices of later batches are never connected to. Nornir captures exceptions and marks hosts
+failed instead of raising, so each task catches its own errors into the device's report, and
+the runner decides from those reports, never from Nornir's failed-host set.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from nornir.plugins.runners import ThreadedRunner
 
 from fabgen.push import hostkeys
 from fabgen.push.credentials import Credentials
-from fabgen.push.drivers import DRIVERS, Driver, SonicDriver
+from fabgen.push.drivers import DRIVERS, Driver, Render, SonicDriver
 from fabgen.push.inventory import Device
 from fabgen.push.results import DeviceError, DeviceReport, Step
 
@@ -48,13 +49,14 @@ class RunSettings:
     accept_new_host_keys: bool
     sonic_apply: str
     ssh_config: Path | None
+    health_timeout: float = 60.0  # 0: no BGP health check before confirming
 
 
 @dataclass
 class RunContext:
     settings: RunSettings
     devices: dict[str, Device]
-    configs: dict[str, str]  # rendered text per device
+    configs: dict[str, Render]  # rendered files per device
     reports: dict[str, DeviceReport]
     drivers: dict[str, Driver] = field(default_factory=dict)
 
@@ -157,11 +159,12 @@ def _connect(task: Task, ctx: RunContext) -> Driver:
 
     def login() -> Step:
         conn = task.host.get_connection(cls.connection, task.nornir.config)
+        host = dev.address.host  # type: ignore[union-attr]
         if cls is SonicDriver:
             driver: Driver = SonicDriver(conn, s.run_id, s.timeout, s.apply_timeout,
-                                         apply=s.sonic_apply)
+                                         apply=s.sonic_apply, host=host)
         else:
-            driver = cls(conn, s.run_id, s.timeout, s.apply_timeout)
+            driver = cls(conn, s.run_id, s.timeout, s.apply_timeout, host=host)
         ctx.drivers[dev.name] = driver
         return Step("connect")
 
@@ -192,8 +195,9 @@ def dry_run_task(task: Task, ctx: RunContext) -> Result:
 
 
 def apply_task(task: Task, ctx: RunContext) -> Result:
-    """Phase 1 of a commit batch: prepare, and if there is a diff, commit with a confirm timer
-    and verify. Nothing is confirmed here."""
+    """Phase 1 of a commit batch: prepare, and if there is a diff, commit with a confirm timer,
+    verify, and wait for the BGP sessions to the rendered neighbours (unless health_timeout is
+    0). Nothing is confirmed here."""
     name = task.host.name
     rep, config, s = ctx.reports[name], ctx.configs[name], ctx.settings
     try:
@@ -205,8 +209,15 @@ def apply_task(task: Task, ctx: RunContext) -> Result:
             rep.after_sha256 = rep.before_sha256
             rep.status = "unchanged"
         else:
+            if s.health_timeout > 0:
+                try:  # only for the health report's hint: what was up before
+                    driver.bgp_before = driver.bgp_states()
+                except Exception:
+                    driver.bgp_before = None
             _step(rep, "commit", lambda: driver.commit(config, s.confirm_timeout))
             _step(rep, "verify", lambda: driver.verify(config))
+            if s.health_timeout > 0:
+                _step(rep, "health", lambda: driver.health(config, s.health_timeout))
             rep.status = "pending-confirm"
     except DeviceError as exc:
         rep.fail(exc)

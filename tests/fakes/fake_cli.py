@@ -5,12 +5,20 @@ current directory is the fake switch's home. Errors print `Error: ...` and exit 
 real CLIs do; a command that would ask `[y/N]` without `-y` reads stdin (EOF: aborted).
 
 SONiC state: `.fake/running.json` (the running CONFIG_DB), `.fake/checkpoints/NAME.json`,
-`etc/sonic/config_db.json` (saved config). Commands that change config need root (the fake
-`sudo` sets FAKE_ROOT=1), like the real `config`.
+`etc/sonic/config_db.json` (saved config), `etc/sonic/frr/frr.conf` (the FRR config file of
+split-unified mode; the fake `sudo` maps /etc/... to the home's etc/...) and
+`.fake/frr-running.conf` (what bgpd loaded: `systemctl restart bgp` and `config reload` load the
+file, appending the `fpm` lines SONiC's docker_init.sh appends when they are missing). Commands
+that change config need root (the fake `sudo` sets FAKE_ROOT=1), like the real `config`.
+`vtysh -c "show running-config" | "show ip bgp summary json"` answer from what bgpd loaded.
 
 NVUE state: `.fake/applied.yaml`, `.fake/pending.yaml` (the pending revision after `nv config
 replace`), `.fake/confirm.json` (an apply waiting for `--confirm-yes`; it expires lazily on the
-next `nv` call, rolling back), `etc/nvue.d/startup.yaml` (saved config).
+next `nv` call, rolling back), `etc/nvue.d/startup.yaml` (saved config). `nv config diff`
+compares the parsed configs, as NVUE compares revisions, not their text.
+
+BGP: every neighbour with a `remote-as` (SONiC) or under `vrf default router bgp neighbor`
+(NVUE) is Established, unless `.fake/bgp-down` exists (then all are Active/idle).
 """
 
 from __future__ import annotations
@@ -102,6 +110,8 @@ def sonic_config(args: list[str]) -> None:
                     merged.setdefault(table, {}).setdefault(key, {}).update(fields)
             data = merged
         sonic_write(data)
+        if cmd == "reload":  # `config reload` restarts the services, bgp among them
+            bgp_restart()
         print("Config replaced successfully." if cmd == "replace" else "Running command: "
               f"/usr/local/bin/sonic-cfggen -j {files[0]} --write-to-db")
     elif cmd == "checkpoint":
@@ -125,6 +135,52 @@ def sonic_config(args: list[str]) -> None:
         shutil.copy(FAKE / "running.json", "etc/sonic/config_db.json")
     else:
         fail(f'No such command "{cmd}".', 2)
+
+
+FRR_FILE = Path("etc/sonic/frr/frr.conf")
+FPM_LINES = ("no fpm use-next-hop-groups", "fpm address 127.0.0.1")
+
+
+def bgp_restart() -> None:
+    """The bgp container starts: docker_init.sh (split-unified) appends the fpm lines if the
+    file lacks them, then bgpd/zebra load /etc/frr/frr.conf."""
+    text = FRR_FILE.read_text() if FRR_FILE.exists() else ""
+    if not re.search(r"^no fpm use-next-hop-groups", text, re.M):
+        text = text + ("" if text.endswith("\n") or not text else "\n") + \
+            "\n".join(FPM_LINES) + "\n"
+        FRR_FILE.parent.mkdir(parents=True, exist_ok=True)
+        FRR_FILE.write_text(text)
+    (FAKE / "frr-running.conf").write_text(text)
+
+
+def systemctl(args: list[str]) -> None:
+    need_root()
+    if args[:1] == ["restart"] and args[1:] in (["bgp"], ["bgp.service"]):
+        bgp_restart()
+    else:
+        fail(f"fake systemctl: unsupported {' '.join(args)}")
+
+
+def bgp_peers(names: list[str]) -> dict[str, bool]:
+    up = not (FAKE / "bgp-down").exists()
+    return {n: up for n in names}
+
+
+def vtysh(args: list[str]) -> None:
+    running = FAKE / "frr-running.conf"
+    text = running.read_text() if running.exists() else ""
+    command = args[1] if args[:1] == ["-c"] and len(args) > 1 else ""
+    if command == "show running-config":
+        print("Building configuration...\n\nCurrent configuration:\n" + text + "end")
+    elif command == "show ip bgp summary json":
+        names = re.findall(r"^\s*neighbor (\S+) remote-as ", text, re.M)
+        peers = {n: {"remoteAs": 0, "state": "Established" if up else "Active",
+                     "peerState": "OK" if up else "Idle"}
+                 for n, up in bgp_peers(names).items()}
+        print(json.dumps({"ipv4Unicast": {"routerId": "0.0.0.0", "peers": peers}}))
+    else:
+        print(f"% Unknown command: {command}")
+        sys.exit(1)
 
 
 def sonic_show(args: list[str]) -> None:
@@ -175,8 +231,13 @@ def nv_config(args: list[str]) -> None:
         print("Loading config file: ... done")
     elif cmd == "diff":
         if pending.exists():
-            old, new = applied.read_text().splitlines(), pending.read_text().splitlines()
-            print("\n".join(difflib.unified_diff(old, new, "applied", "pending", lineterm="")))
+            old_data = yaml.safe_load(applied.read_text())
+            new_data = yaml.safe_load(pending.read_text())
+            if old_data != new_data:
+                old = yaml.safe_dump(old_data, sort_keys=True).splitlines()
+                new = yaml.safe_dump(new_data, sort_keys=True).splitlines()
+                print("\n".join(difflib.unified_diff(old, new, "applied", "pending",
+                                                     lineterm="")))
     elif cmd == "detach":
         pending.unlink(missing_ok=True)
     elif cmd == "apply":
@@ -220,13 +281,34 @@ def nv_config(args: list[str]) -> None:
         fail(f"Unknown command: nv config {cmd}", 2)
 
 
+def nv_show(args: list[str]) -> None:
+    if args[:5] != ["vrf", "default", "router", "bgp", "neighbor"]:
+        fail(f"Unknown command: nv show {' '.join(args)}", 2)
+    nv_expire()
+    applied = yaml.safe_load((FAKE / "applied.yaml").read_text()) or []
+    names: list[str] = []
+    for op in applied:
+        bgp = ((((op.get("set") or {}).get("vrf") or {}).get("default") or {})
+               .get("router") or {}).get("bgp") or {}
+        names += [str(n) for n in (bgp.get("neighbor") or {})]
+    print(json.dumps({n: {"state": "established" if up else "idle"}
+                      for n, up in bgp_peers(names).items()}))
+
+
 def main() -> None:
     prog, args = sys.argv[1], sys.argv[2:]
     if prog == "config":
         sonic_config(args)
     elif prog == "show":
         sonic_show(args)
+    elif prog == "systemctl":
+        systemctl(args)
+    elif prog == "vtysh":
+        vtysh(args)
     elif prog == "nv":
+        if args[:1] == ["show"]:
+            nv_show(args[1:])
+            return
         if args[:1] != ["config"]:
             fail(f"Unknown command: nv {' '.join(args)}", 2)
         nv_config(args[1:])

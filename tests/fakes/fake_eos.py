@@ -8,8 +8,14 @@ really reverts an unconfirmed commit), `configure session NAME abort`, `configur
 flash:rollback-0`, `write memory`, `show running-config` / `show startup-config`.
 
 Config lines are checked against a small vocabulary; anything else prints `% Invalid input`
-(which napalm swallows, as it does with a real switch). State lives in files under `state_dir`:
-`running-config`, `startup-config` and `flash/rollback-0`.
+(which napalm swallows, as it does with a real switch). A line that is not valid in the current
+sub-mode falls back to the global mode, as on EOS (napalm sends lines without indentation).
+State lives in files under `state_dir`: `running-config`, `startup-config` and
+`flash/rollback-0`. The switch starts with a management configuration (Management1 in vrf MGMT
+with an address, a user, AAA, NTP, logging, eAPI) that a push must keep.
+
+`show ip bgp summary | json` lists every `neighbor X remote-as` of the running `router bgp` as
+Established, unless `bgp_down` is set on the state (then Active).
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ from paramiko.common import (
 
 SECTION = re.compile(
     r"^(interface|router|vlan|management|ip access-list|route-map|policy-map|class-map"
-    r"|qos profile|queue-monitor)(?=\s|$)")
+    r"|qos profile|queue-monitor|vrf instance)(?=\s|$)")
+# Global-mode commands whose first word is also a sub-mode word (`ip`, `qos`): global first.
+GLOBAL_ONLY = re.compile(r"^(ip routing|ip route |qos map |hostname |username |ntp |logging "
+                         r"|aaa )")
 TOP = re.compile(
     r"^(hostname|ip routing|ip route|ipv6 unicast-routing|service|spanning-tree|username|logging"
     r"|ntp|transceiver|dcbx|platform|qos|priority-flow-control|errdisable|aaa|dns|clock)"
@@ -46,6 +55,23 @@ CHILD_WORDS = {
     "dscp", "vrf", "channel-group", "load-interval", "default", "name", "peer",
     "exit-address-family", "class", "set", "match", "permit", "deny", "shape", "ecn", "dcbx",
 }
+
+
+INITIAL = """\
+hostname {name}
+username admin privilege 15 role network-admin secret sha512 $6$fakesalt$0123456789abcdef
+aaa authorization exec default local
+vrf instance MGMT
+interface Management1
+   description oob management
+   vrf MGMT
+   ip address 192.0.2.51/24
+ip route vrf MGMT 0.0.0.0/0 192.0.2.1
+ntp server vrf MGMT 192.0.2.123
+logging host 192.0.2.124
+management api http-commands
+   no shutdown
+"""
 
 
 class Config:
@@ -98,8 +124,9 @@ class EosState:
         self.started = time.monotonic()
         self.sessions: dict[str, Session] = {}
         (state_dir / "flash").mkdir(parents=True, exist_ok=True)
+        self.bgp_down = False  # a test keeps this switch's BGP sessions down
         if not (state_dir / "running-config").exists():
-            initial = Config([(f"hostname {hostname}", []), ("ip routing", [])])
+            initial = Config.parse(INITIAL.replace("{name}", hostname))
             self.save("running-config", initial)
             self.save("startup-config", initial)
 
@@ -131,12 +158,13 @@ def apply_line(config: Config, line: str, ctx: list[str] | None) -> tuple[list[s
     words = line.split()
     if words[0] == "no" and len(words) > 1:
         rest = line[3:].strip()
-        if ctx is not None:
-            if rest in ctx:
-                ctx.remove(rest)
+        if ctx is not None:  # `no shutdown`, `no switchport`: shown in the running config
+            ctx[:] = [c for c in ctx if c not in (rest, line)] + [line]
             return ctx, ""
         config.blocks = [b for b in config.blocks if b[0] != rest]
         return None, ""
+    if GLOBAL_ONLY.match(line):
+        ctx = None
     if SECTION.match(line):
         found = config.block(line)
         if found is None:
@@ -145,7 +173,7 @@ def apply_line(config: Config, line: str, ctx: list[str] | None) -> tuple[list[s
         return found[1], ""
     if ctx is not None and words[0] in CHILD_WORDS:
         if line not in ctx:
-            ctx.append(line)
+            ctx[:] = [c for c in ctx if c != f"no {line}"] + [line]
         return ctx, ""
     if TOP.match(line):
         if words[0] == "hostname":
@@ -315,6 +343,14 @@ class Shell:
         if command == "show version":
             return {"modelName": "vEOS-lab", "version": "4.31.2F", "uptime": st.uptime(),
                     "hostname": st.hostname, "serialNumber": "FAKE0001"}
+        if command == "show ip bgp summary":
+            bgp = next((b for b in st.load("running-config").blocks
+                        if b[0].startswith("router bgp ")), None)
+            names = [c.split()[1] for c in (bgp[1] if bgp else [])
+                     if c.startswith("neighbor ") and " remote-as " in c]
+            state = "Active" if st.bgp_down else "Established"
+            return {"vrfs": {"default": {"routerId": "0.0.0.0", "peers": {
+                n: {"peerState": state, "asn": "0"} for n in names}}}}
         if command in ("show configuration sessions", "show configuration sessions detail"):
             return {"sessions": {n: {"state": s.state, "commitBy": s.commit_by,
                                      "description": ""} for n, s in st.sessions.items()}}

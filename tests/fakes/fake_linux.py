@@ -3,8 +3,15 @@
 Each switch has a home directory (its login directory and its SFTP root). The shell echoes
 input, runs each line with a real `bash --noprofile --norc -c LINE` in the home directory, and
 prints a Linux prompt (`admin@NAME:~$`). PATH starts with a directory of wrappers: `config`,
-`show` and `nv` run `fake_cli.py`; `sudo` runs its command with FAKE_ROOT=1. All switches of a
-fleet share one event loop in a background thread.
+`show`, `vtysh`, `systemctl` and `nv` run `fake_cli.py`; `sudo` runs its command with
+FAKE_ROOT=1 and maps arguments under /etc/ to the home's etc/ (a chroot of sorts, so a push
+that writes /etc/sonic/frr/frr.conf writes the fake switch's file, never the machine's). All
+switches of a fleet share one event loop in a background thread.
+
+Each switch starts with the management configuration a real one has (SONiC: MGMT_INTERFACE,
+MGMT_PORT, FEATURE, CRM, NTP, SYSLOG, AAA tables, DEVICE_METADATA with mac/platform/hwsku, and a
+split-unified frr.conf; NVUE: eth0 with an address in vrf mgmt, the mgmt VRF's default route,
+ssh-server and NTP): a push must keep it.
 """
 
 from __future__ import annotations
@@ -23,8 +30,68 @@ import asyncssh
 CLI = Path(__file__).with_name("fake_cli.py")
 Kind = Literal["sonic", "nvue"]
 
-SONIC_INITIAL = {"DEVICE_METADATA": {"localhost": {"hostname": "{name}", "hwsku": "fake"}}}
-NVUE_INITIAL = "- set:\n    system:\n      hostname: {name}\n"
+SONIC_INITIAL: dict[str, Any] = {
+    "AAA": {"authentication": {"login": "tacacs+,local"}},
+    "CRM": {"Config": {"polling_interval": "300", "ipv4_route_high_threshold": "85"}},
+    "DEVICE_METADATA": {"localhost": {
+        "hostname": "{name}", "hwsku": "Mellanox-SN5600-C256X1", "mac": "1c:34:da:5e:00:01",
+        "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter", "timezone": "UTC",
+        "docker_routing_config_mode": "split-unified"}},
+    "FEATURE": {"bgp": {"state": "enabled", "auto_restart": "enabled"},
+                "lldp": {"state": "enabled", "auto_restart": "enabled"}},
+    "MGMT_INTERFACE": {"eth0|192.0.2.31/24": {"gwaddr": "192.0.2.1"}},
+    "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0", "description": "mgmt"}},
+    "NTP_SERVER": {"192.0.2.123": {"association_type": "server"}},
+    "SYSLOG_SERVER": {"192.0.2.124": {}},
+    "TACPLUS_SERVER": {"192.0.2.125": {"priority": "1", "tcp_port": "49"}},
+}
+# /etc/sonic/frr/frr.conf as a split-unified switch has it: written by FRR, fpm lines appended.
+FRR_INITIAL = """frr version 8.5.4
+frr defaults traditional
+hostname sonic
+log syslog informational
+service integrated-vtysh-config
+!
+router bgp 65100
+ bgp router-id 10.1.0.32
+exit
+!
+line vty
+exit
+!
+no fpm use-next-hop-groups
+fpm address 127.0.0.1
+"""
+NVUE_INITIAL = """- header:
+    model: SN5600
+    nvue-api-version: nvue_v1
+    rev-id: 1.0
+    version: Cumulus Linux 5.9.1
+- set:
+    interface:
+      eth0:
+        ip:
+          address:
+            192.0.2.41/24: {}
+          vrf: mgmt
+        type: eth
+    service:
+      ntp:
+        mgmt:
+          server:
+            192.0.2.123: {}
+    system:
+      hostname: {name}
+      ssh-server:
+        vrf: mgmt
+    vrf:
+      mgmt:
+        router:
+          static:
+            0.0.0.0/0:
+              via:
+                192.0.2.1: {}
+"""
 
 
 class _Server(asyncssh.SSHServer):
@@ -56,8 +123,10 @@ class FakeLinuxSwitch:
         if kind == "sonic":
             text = json.dumps(SONIC_INITIAL, indent=4).replace("{name}", name) + "\n"
             (home / ".fake" / "running.json").write_text(text)
-            (home / "etc" / "sonic").mkdir(parents=True)
+            (home / "etc" / "sonic" / "frr").mkdir(parents=True)
             (home / "etc" / "sonic" / "config_db.json").write_text(text)
+            (home / "etc" / "sonic" / "frr" / "frr.conf").write_text(FRR_INITIAL)
+            (home / ".fake" / "frr-running.conf").write_text(FRR_INITIAL)
         else:
             text = NVUE_INITIAL.replace("{name}", name)
             (home / ".fake" / "applied.yaml").write_text(text)
@@ -75,6 +144,19 @@ class FakeLinuxSwitch:
             return json.loads((self.home / ".fake" / "running.json").read_text())
         return (self.home / ".fake" / "applied.yaml").read_text()
 
+    def frr(self) -> tuple[str, str]:
+        """SONiC: (the frr.conf file, the config bgpd runs)."""
+        return ((self.home / "etc/sonic/frr/frr.conf").read_text(),
+                (self.home / ".fake" / "frr-running.conf").read_text())
+
+    def bgp_down(self, down: bool = True) -> None:
+        """Keep every BGP session of this switch down (or let them come up again)."""
+        flag = self.home / ".fake" / "bgp-down"
+        if down:
+            flag.touch()
+        else:
+            flag.unlink(missing_ok=True)
+
     def leftovers(self) -> list[str]:
         """Files in the home directory outside the switch's own state (uploads left behind)."""
         return sorted(p.name for p in self.home.iterdir() if p.name not in (".fake", "etc"))
@@ -87,14 +169,16 @@ class LinuxFleet:
         self.root, self.username, self.password = root, username, password
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
-        for prog in ("config", "show", "nv"):
+        for prog in ("config", "show", "nv", "vtysh", "systemctl"):
             wrapper = self.bin / prog
             wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} '
                                f'{shlex.quote(str(CLI))} {prog} "$@"\n')
             wrapper.chmod(0o755)
         sudo = self.bin / "sudo"
-        sudo.write_text('#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\n'
-                        'FAKE_ROOT=1 exec "$@"\n')
+        sudo.write_text('#!/bin/bash\nwhile [ "${1#-}" != "$1" ]; do shift; done\n'
+                        'args=()\nfor a in "$@"; do\n'
+                        '  case "$a" in /etc/*) args+=("$PWD$a");; *) args+=("$a");; esac\n'
+                        'done\nFAKE_ROOT=1 exec "${args[@]}"\n')
         sudo.chmod(0o755)
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.switches: dict[str, FakeLinuxSwitch] = {}
