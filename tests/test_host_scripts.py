@@ -365,6 +365,12 @@ def test_dry_run_runs_nothing_and_writes_nothing(name: str, rendered: dict[str, 
     assert _snapshot(sysroot) == before
 
 
+def _gateway(hp: Any) -> Any:
+    """The leaf end of a host port's /31."""
+    net = hp.address.network
+    return net.network_address if hp.address.ip != net.network_address else net[1]
+
+
 @pytest.mark.parametrize("name", ROCE_NAMES)
 def test_roce_preflight_passes_then_fails_on_wrong_mtu(name: str, rendered: dict[str, Path],
                                                        stub_bin: Path, tmp_path: Path) -> None:
@@ -381,8 +387,26 @@ def test_roce_preflight_passes_then_fails_on_wrong_mtu(name: str, rendered: dict
                outputs=outputs)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "FAIL" not in good.stdout
-    assert all(c[0] == "mlnx_qos" and c[1:] == ["-i", c[2]] for c in calls(log))
-    assert sorted(c[2] for c in calls(log)) == sorted(hp.netdev for hp in host.ports)
+    qos_calls = [c for c in calls(log) if c[0] == "mlnx_qos"]
+    assert all(c[1:] == ["-i", c[2]] for c in qos_calls)
+    assert sorted(c[2] for c in qos_calls) == sorted(hp.netdev for hp in host.ports)
+    # one don't-fragment, full-MTU ping per rail to its leaf end of the /31 (a stub: the tests
+    # never send a packet)
+    pings = sorted(c for c in calls(log) if c[0] == "ping")
+    assert pings == sorted(
+        ["ping", "-M", "do", "-c", "1", "-W", "2", "-s", str(plan.host_mtu - 28), "-I",
+         hp.netdev, str(_gateway(hp))] for hp in host.ports)
+    assert {c[0] for c in calls(log)} == {"mlnx_qos", "ping"}
+
+    _put(outputs / "ping.rc", 1)  # a leaf port with a smaller MTU drops the jumbo frame
+    dropped = run(script, "--host", host.name, sysroot=sysroot, log=log, stub_bin=stub_bin,
+                  outputs=outputs)
+    assert dropped.returncode == 1
+    frames = [line for line in dropped.stdout.splitlines()
+              if line.startswith("FAIL") and "unfragmented" not in line]
+    assert len(frames) == len(host.ports)
+    assert all(f"{plan.host_mtu}-byte frames do not reach leaf" in line for line in frames)
+    (outputs / "ping.rc").unlink()
 
     victim = _rail_order(host)[3]
     _put(sysroot / "sys" / "class" / "net" / victim.netdev / "mtu", 1500)

@@ -150,7 +150,7 @@ fi
 [[ -r "$HOST_FILE" ]] || die "no per-host data at $HOST_FILE (use --host NAME or --host-file PATH)"
 # shellcheck source=/dev/null
 source "$HOST_FILE"
-for var in HOST_NAME HOST_NETDEVS HOST_GIDS; do
+for var in HOST_NAME HOST_NETDEVS HOST_GIDS HOST_GATEWAYS; do
   declare -p "$var" >/dev/null 2>&1 || die "$HOST_FILE does not set $var"
 done
 [[ "${HOST_NETDEVS[*]}" == "${RAIL_NETDEVS[*]}" ]] ||
@@ -189,6 +189,14 @@ for i in "${!RAIL_NETDEVS[@]}"; do
   rate="$(value "$ib/ports/$port/rate")"
   expect "$rail: $dev port $port rate (Gb/s)" "$SPEED_GBPS" "${rate%% *}"
   expect "$rail: $netdev MTU" "$HOST_MTU" "$(value "$net/mtu")"
+  # The MTU end to end: a full host-MTU frame, don't-fragment, to this rail's leaf. A leaf port
+  # with a smaller MTU drops it here, where nothing else on the host would notice.
+  if ping -M "do" -c 1 -W 2 -s "$((HOST_MTU - 28))" -I "$netdev" "${HOST_GATEWAYS[i]}" \
+      >/dev/null 2>&1; then
+    ok "$rail: $HOST_MTU-byte frames reach leaf ${HOST_GATEWAYS[i]} unfragmented"
+  else
+    fail "$rail: $HOST_MTU-byte frames do not reach leaf ${HOST_GATEWAYS[i]} (ping -M do -s $((HOST_MTU - 28)) -I $netdev)"
+  fi
   expect "$rail: $dev GID $GID_INDEX type" "RoCE v2" \
     "$(value "$ib/ports/$port/gid_attrs/types/$GID_INDEX")"
   expect "$rail: $dev GID $GID_INDEX" "${HOST_GIDS[i]}" "$(value "$ib/ports/$port/gids/$GID_INDEX")"
