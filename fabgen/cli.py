@@ -478,7 +478,29 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
         show_diff=not args.no_diff, strict=args.strict,
         max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout)
-    report = push.run(options, (lambda _: None) if (args.json or args.quiet) else print)
+    quiet = args.json or args.quiet
+    if quiet or not (sys.stderr.isatty() and sys.stdout.isatty()):
+        report = push.run(options, (lambda _: None) if quiet else print)
+    else:
+        # On a terminal: a device-count bar; lines print above it through rich's console so
+        # the two do not garble each other.
+        from rich.console import Console as RichConsole
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        bar = RichProgress(TextColumn("pushing"), BarColumn(),
+                           TextColumn("{task.completed}/{task.total} devices"),
+                           TimeElapsedColumn(),
+                           console=RichConsole(stderr=True, no_color=not console.color),
+                           transient=True)
+        with bar:
+            task = bar.add_task("", total=None)
+
+            def say(text: str) -> None:
+                bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+            report = push.run(options, say, progress=lambda done, total: bar.update(
+                task, completed=done, total=total))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     elif args.quiet:

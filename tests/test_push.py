@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -731,3 +732,21 @@ def test_cli_push_dry_run_then_commit(lab: Lab, capsys: pytest.CaptureFixture[st
     assert (device["status"], device["changed"], device["failed"]) == ("committed", True, False)
     assert lab.state(leaf) != before, "a commit changes the device"
     assert main([*common, "--rail", "x"]) == 2
+
+
+def test_progress_counts_devices_in_dry_run_and_commit(lab: Lab) -> None:
+    """The CLI's progress bar is fed (done, total) as devices finish: per chunk in a dry run,
+    per batch in a commit."""
+    lab.start(LEAVES[0], LEAVES[1])
+    seen: list[tuple[int, int]] = []
+    options = PushOptions(intent=lab.intent, hosts=lab.hosts_file, render_dir=lab.render_dir,
+                          known_hosts=lab.known_hosts, accept_new_host_keys=True, timeout=20,
+                          workers=4, devices=f"{LEAVES[0]},{LEAVES[1]}")
+    run(options, lab.output.append, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(2, 2)]
+    seen.clear()
+    commit = dataclasses.replace(options, commit=True, health_timeout=0)
+    report = run(commit, lab.output.append, progress=lambda d, t: seen.append((d, t)))
+    assert report.exit_code == 0, lab.output
+    assert seen[-1] == (2, 2) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert len(seen) >= 2  # the canary, then the next batch

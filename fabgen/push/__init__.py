@@ -134,7 +134,8 @@ def _show(rep: DeviceReport, say: ConsolePrint, show_diff: bool, indent: str = "
 
 
 def run(options: PushOptions, console_print: ConsolePrint,
-        credentials: dict[str, Credentials] | None = None) -> PushReport:
+        credentials: dict[str, Credentials] | None = None,
+        progress: Callable[[int, int], None] | None = None) -> PushReport:
     """Run `fabgen push`; return the report (its `exit_code` is the command's).
 
     Raises FabgenError for problems with the input (intent, hosts file, filters, credentials)
@@ -237,12 +238,18 @@ def run(options: PushOptions, console_print: ConsolePrint,
         nr = runner.build_nornir(ready, creds, settings)
         if not options.commit:
             names = [d.name for d in ready]
-            try:
-                runner.run_tasks(nr, names, runner.dry_run_task, ctx)
-            finally:
-                runner.close(nr, names)
+            # In chunks of a few rounds of workers, so a progress bar moves on a large fabric.
+            chunk = max(1, options.workers * 4)
+            for start in range(0, len(names), chunk):
+                part = names[start:start + chunk]
+                try:
+                    runner.run_tasks(nr, part, runner.dry_run_task, ctx)
+                finally:
+                    runner.close(nr, part)
+                if progress:
+                    progress(start + len(part), len(names))
         else:
-            _rollout(nr, batches, options, ctx, report, say, audit)
+            _rollout(nr, batches, options, ctx, report, say, audit, progress)
 
     if not options.commit or report.refused:
         for rep in report.devices:
@@ -274,12 +281,14 @@ def _audit_fields(rep: DeviceReport) -> dict[str, object]:
 
 
 def _rollout(nr: Nornir, batches: list[tuple[str, list[str]]], options: PushOptions,
-             ctx: RunContext, report: PushReport, say: ConsolePrint, audit: AuditLog) -> None:
+             ctx: RunContext, report: PushReport, say: ConsolePrint, audit: AuditLog,
+             progress: Callable[[int, int], None] | None = None) -> None:
     """Canary, then batches; stop at the first batch with a failure, rolled back whole."""
     from fabgen.push import runner
 
     reports = {r.name: r for r in report.devices}
     total = len(batches) - 1
+    devices_total, done = sum(len(names) for _, names in batches), 0
     for label, names in batches:
         title = "canary" if label == "canary" else f"batch {label}/{total}"
         say(f"{title}: {', '.join(names)}")
@@ -298,6 +307,9 @@ def _rollout(nr: Nornir, batches: list[tuple[str, list[str]]], options: PushOpti
         for name in names:
             _show(reports[name], say, options.show_diff, indent="  ")
             audit.write("device", **_audit_fields(reports[name]))
+        done += len(names)
+        if progress:
+            progress(done, devices_total)
         if failed:
             report.stopped_after = title
             rest = [r.name for r in report.devices if not r.batch and not r.failed]
