@@ -781,3 +781,23 @@ def test_runbook(name: str) -> None:
     assert f"srun -N {nodes} --ntasks-per-node=8" in text
     # 8 rails x 400 Gb/s = 400 GB/s per node; 80% of it.
     assert "at least **320 GB/s**" in text
+
+
+@pytest.mark.realtool
+@pytest.mark.parametrize("name", NAMES)
+def test_boot_unit_verifies_and_runs_the_setup_script(name: str, rendered: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """The settings do not survive a reboot: the rendered unit re-applies them, and systemd's
+    own checker accepts it (an unknown key or a bad ExecStart would be reported)."""
+    require_tool("systemd-analyze")
+    unit = rendered[name] / "hosts" / "fabgen-nic-setup.service"
+    text = unit.read_text()
+    copy = tmp_path / unit.name
+    copy.write_text(text)
+    proc = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    complaints = [line for line in (proc.stdout + proc.stderr).splitlines()
+                  if unit.name in line]
+    assert proc.returncode == 0 and complaints == [], proc.stdout + proc.stderr
+    assert "ExecStart=/bin/bash /etc/fabgen/hosts/nic-setup.sh" in text.splitlines()
+    assert "Type=oneshot" in text.splitlines() and "WantedBy=multi-user.target" in text

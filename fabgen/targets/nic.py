@@ -214,6 +214,10 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
     return data
 
 
+# Where the unit expects hosts/ to be installed on each host (the unit file says so).
+INSTALL_DIR = "/etc/fabgen/hosts"
+
+
 class NicTarget:
     name = "nic"
     description = ("hosts/nic-setup.sh: NIC setup of the compute rails (RoCE: mlnx_qos, "
@@ -226,7 +230,11 @@ class NicTarget:
 
     def render(self, ctx: RenderContext) -> Artifacts:
         data = setup_data(ctx)
-        files = {"hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **data)}
+        files = {
+            "hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **data),
+            "hosts/fabgen-nic-setup.service": templating.render(
+                "nic/nic-setup.service.j2", fabric=ctx.fabric.name, install_dir=INSTALL_DIR),
+        }
         if ctx.fabric.transport == "roce":
             gateways = _gateways(ctx.fabric)
             for host in ctx.fabric.hosts:
