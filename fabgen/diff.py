@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 
 from fabgen.output import MANIFEST
+from fabgen.topology.summary import natural_key
 
 Format = Literal["json", "yaml", "text"]
 Status = Literal["added", "removed", "changed", "unchanged"]
@@ -284,27 +285,6 @@ def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
     files = [compare_file(key, a.get(key), b.get(key), labels)
              for key in sorted(a.keys() | b.keys(), key=natural_key)]
     return DiffResult(old.label, new.label, by, files)
-
-
-def natural_key(text: str) -> list[Any]:
-    """Ethernet2 before Ethernet10, leaf-su2 before leaf-su10."""
-    out: list[Any] = []
-    for part in _digits(text):
-        out.append((0, int(part)) if part.isdigit() else (1, part))
-    return out
-
-
-def _digits(text: str) -> list[str]:
-    parts: list[str] = []
-    current = ""
-    for ch in text:
-        if current and ch.isdigit() != current[-1].isdigit():
-            parts.append(current)
-            current = ""
-        current += ch
-    if current:
-        parts.append(current)
-    return parts
 
 
 def format_text(result: DiffResult, color: bool = False) -> str:

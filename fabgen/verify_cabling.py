@@ -18,6 +18,7 @@ from typing import Literal
 
 from fabgen.targets.ibnetdiscover import GuidPlan
 from fabgen.topology.model import Fabric, Host
+from fabgen.topology.summary import natural_key
 
 __all__ = [
     "SPEED_ORDER",
@@ -419,11 +420,7 @@ def verify(
                 "degraded", (a, z), (a, z),
                 f"degraded link: {a} <-> {z} runs at {_rate_text(seen)}, "
                 f"planned {_rate_text(want)}"))
-    return sorted(findings, key=lambda f: (_KIND_ORDER.index(f.kind), _natural(f.message)))
-
-
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", text) if t)
+    return sorted(findings, key=lambda f: (_KIND_ORDER.index(f.kind), natural_key(f.message)))
 
 
 def format_findings(findings: Iterable[Finding], *, cables: int | None = None) -> str:
