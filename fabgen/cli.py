@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.resources
 import json
 import os
 import sys
@@ -12,19 +13,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fabgen import __version__
+from fabgen import __version__, resources
 from fabgen.errors import Diagnostic, FabgenError
 from fabgen.render import Progress
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_INTENT = REPO / "inventories" / "roce-256-sonic.yaml"
+LOCAL_INTENT = Path("fabgen.yaml")  # what `fabgen init` writes; `fabgen render` reads it
 
 EPILOG = """\
 examples:
   fabgen validate inventories/*.yaml          check intents (exit 1 on any error)
-  fabgen render                               render the default example to out/<name>/
+  fabgen init && fabgen render                write ./fabgen.yaml from an example, render it
+  fabgen render                               render ./fabgen.yaml (else the built-in example)
   fabgen render pod-a.yaml -o configs/pod-a   render an intent into a directory
   fabgen render pod-a.yaml -o configs/pod-a --check
                                               exit 1 if configs/pod-a differs (CI gate)
@@ -92,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Render every artifact into a directory, atomically. "
                                    "With --check, compare instead of writing.")
     p.add_argument("intent", nargs="?", metavar="INTENT",
-                   help=f"intent YAML (default: {DEFAULT_INTENT.relative_to(REPO)})")
+                   help=f"intent YAML (default: ./{LOCAL_INTENT} if it exists, else the "
+                        f"built-in example {resources.DEFAULT_EXAMPLE})")
     p.add_argument("-o", "--output", metavar="DIR", help="output directory (default: out/NAME)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if DIR differs from a fresh render")
@@ -232,6 +234,26 @@ def _parser() -> argparse.ArgumentParser:
     common(p)
 
     sub.add_parser("schema", help="print the intent's JSON Schema")
+
+    examples = "\n".join(f"  {name:<20} {resources.example_summary(name)}"
+                         for name in resources.examples())
+    p = sub.add_parser(
+        "init", help="write a starter intent from one of the examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write an example intent to edit, and the JSON Schema beside it (its "
+                    "`# yaml-language-server: $schema=` line points there, so editors complete "
+                    "and check keys). Existing files are never replaced without --force.",
+        epilog=f"examples (EXAMPLE):\n{examples}\n\n"
+               "  fabgen init && fabgen render              ./fabgen.yaml, rendered to out/NAME\n"
+               "  fabgen init ib-ndr-1024 -o pods/ib.yaml   another example, another file\n\n"
+               "exit codes: 0 written, 1 a file exists (nothing written)")
+    p.add_argument("example", nargs="?", default=resources.DEFAULT_EXAMPLE, metavar="EXAMPLE",
+                   choices=list(resources.examples()),
+                   help=f"which example (default: {resources.DEFAULT_EXAMPLE})")
+    p.add_argument("-o", "--output", metavar="FILE", default=str(LOCAL_INTENT),
+                   help=f"the intent file to write (default: {LOCAL_INTENT})")
+    p.add_argument("--force", action="store_true", help="replace existing files")
+    p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     return parser
 
 
@@ -270,8 +292,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from fabgen.intent import load
     from fabgen.render import render
 
-    intent_path = Path(args.intent) if args.intent else DEFAULT_INTENT
-    loaded = load(intent_path, strict=args.strict)
+    with default_intent(args.intent, console) as intent_path:
+        loaded = load(intent_path, strict=args.strict)
     if not args.json:
         _warnings(console, loaded.warnings)
     only = [n.strip() for item in args.only for n in item.split(",") if n.strip()] \
@@ -309,6 +331,23 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     else:
         console.info(f"wrote {len(files)} files to {dest}")
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def default_intent(given: str | None, console: Console) -> Iterator[Path]:
+    """The intent `fabgen render` reads: the one named, ./fabgen.yaml, or the built-in example
+    (from the package: a wheel has no repository around it)."""
+    if given:
+        yield Path(given)
+    elif LOCAL_INTENT.is_file():
+        yield LOCAL_INTENT
+    else:
+        console.info(f"note: no INTENT given and no ./{LOCAL_INTENT}: rendering the built-in "
+                     f"example {resources.DEFAULT_EXAMPLE}; `fabgen init` writes a starter "
+                     "intent to edit", stream=sys.stderr)
+        with importlib.resources.as_file(
+                resources.examples()[resources.DEFAULT_EXAMPLE]) as path:
+            yield path
 
 
 @contextlib.contextmanager
@@ -509,6 +548,21 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
     return report.exit_code
 
 
+def cmd_init(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.init import InitError, starter
+
+    try:
+        written = starter(args.example, Path(args.output), force=args.force)
+    except InitError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    intent = Path(args.output)
+    then = "fabgen render" if intent == LOCAL_INTENT else f"fabgen render {intent}"
+    console.info(f"wrote {', '.join(str(p) for p in written)} (example {args.example}); "
+                 f"edit it, then: {then}")
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     from fabgen.schema import schema_text
 
@@ -526,6 +580,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "whatif": cmd_whatif,
     "verify-cabling": cmd_verify_cabling,
     "push": cmd_push,
+    "init": cmd_init,
 }
 
 

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+from fabgen import resources
+
+TEMPLATES = resources.templates()
+
+
+class _ResourceLoader(jinja2.BaseLoader):
+    """Templates read through importlib.resources (a wheel, a zip or an editable checkout)."""
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
+        parts = template.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise jinja2.TemplateNotFound(template)
+        path = TEMPLATES.joinpath(*parts)
+        if not path.is_file():
+            raise jinja2.TemplateNotFound(template)
+        # Packaged templates do not change while fabgen runs: never reload.
+        return path.read_text(encoding="utf-8"), f"templates/{template}", lambda: True
 
 
 @cache
 def environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=_ResourceLoader(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # configs and scripts, not HTML
         trim_blocks=True,

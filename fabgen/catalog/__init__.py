@@ -1,17 +1,15 @@
-"""Switch and NIC models as data (radix, speeds, breakouts), loaded once from the YAML beside it."""
+"""Switch and NIC models as data (radix, speeds, breakouts), loaded once from the packaged YAML."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
 import yaml
 
 from fabgen.intent.units import parse_speed_gbps
-
-_HERE = Path(__file__).parent
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +62,7 @@ class NicModel:
 
 
 def _load(name: str) -> dict[str, Any]:
-    data = yaml.safe_load((_HERE / name).read_text(encoding="utf-8"))
+    data = yaml.safe_load((files(__name__) / name).read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     return data
 
