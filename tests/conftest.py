@@ -6,6 +6,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -38,11 +39,30 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     return run
 
 
+def _missing(message: str) -> NoReturn:
+    if os.environ.get("FABGEN_REQUIRE_TOOLS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require_tool(*names: str) -> None:
     """Skip when a real tool is missing, unless FABGEN_REQUIRE_TOOLS=1 (CI), then fail."""
     missing = [n for n in names if shutil.which(n) is None]
     if missing:
-        message = f"missing tool(s): {', '.join(missing)}"
-        if os.environ.get("FABGEN_REQUIRE_TOOLS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+        _missing(f"missing tool(s): {', '.join(missing)}")
+
+
+def require_data(env: str, fallback: Path, what: str, children: tuple[str, ...] = ()) -> Path:
+    """A directory of test data that is not in this repository: $`env` when set, else
+    `fallback` (beside the checkout) where it exists. Missing: a skip naming the variable,
+    unless FABGEN_REQUIRE_TOOLS=1 (CI), then a failure. A variable naming a wrong directory
+    always fails: someone asked for these tests to run."""
+    given = os.environ.get(env)
+    root = Path(given) if given else fallback
+    bad = [str(root / c) for c in ("", *children) if not (root / c).is_dir()]
+    if bad and given:
+        pytest.fail(f"{what}: {env}={given} must be a directory with {', '.join(children)} "
+                    f"(missing: {', '.join(bad)})")
+    if bad:
+        _missing(f"{what} not found: set {env} to their directory (none at {fallback})")
+    return root

@@ -27,9 +27,25 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-YANG_ROOT = Path(__file__).resolve().parents[2] / "shared" / "sonic-yang"
-YANG_DIR = YANG_ROOT / "yang"
-IETF_DIR = YANG_ROOT / "ietf"
+from tests.conftest import require_data, require_tool
+
+# The models are not in this repository: a directory with yang/ (sonic-buildimage
+# src/sonic-yang-models/yang-models) and ietf/ (ietf-inet-types, ietf-yang-types), named by
+# $FABGEN_SONIC_YANG, else ../shared/sonic-yang beside the checkout where that exists.
+YANG_ENV = "FABGEN_SONIC_YANG"
+YANG_FALLBACK = Path(__file__).resolve().parents[2] / "shared" / "sonic-yang"
+
+
+def yang_root() -> Path:
+    """The models' directory, or a skip (a failure under FABGEN_REQUIRE_TOOLS=1) with the
+    reason; call it at the start of a test that runs yanglint."""
+    require_tool("yanglint")
+    return require_data(YANG_ENV, YANG_FALLBACK, "the SONiC YANG models", ("yang", "ietf"))
+
+
+def _dirs() -> tuple[Path, Path]:
+    root = yang_root()
+    return root / "yang", root / "ietf"
 
 # config_db table -> the sonic-yang module (= its top container) that models it.
 TABLE_MODULES: dict[str, str] = {
@@ -166,7 +182,8 @@ def _run(*args: str) -> str:
     exe = yanglint()
     if exe is None:
         raise RuntimeError("yanglint is not installed")
-    proc = subprocess.run([exe, "-p", str(YANG_DIR), "-p", str(IETF_DIR), *args],
+    yang_dir, ietf_dir = _dirs()
+    proc = subprocess.run([exe, "-p", str(yang_dir), "-p", str(ietf_dir), *args],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not proc.stdout:
         raise RuntimeError(f"yanglint {' '.join(args)} failed: {proc.stderr}")
@@ -182,9 +199,9 @@ def table_shape(table: str) -> TableShape:
     """The lists/containers of one table, read from the compiled module by yanglint."""
     module = TABLE_MODULES.get(table)
     if module is None:
-        raise Untranslatable(f"table {table} has no YANG model in {YANG_DIR.name}/ "
+        raise Untranslatable(f"table {table} has no YANG model in the sonic-yang models "
                              "(keep unmodelled tables out of config_db)")
-    path = str(YANG_DIR / f"{module}.yang")
+    path = str(_dirs()[0] / f"{module}.yang")
     compiled = _parse(_run("-f", "info", "-P", f"/{module}:{module}/{table}", path))[0]
     written = _parse(_run("-f", "yang", path))[0]
     top = next(s for s in written.find("container") if s.arg == module)
@@ -280,13 +297,14 @@ def validate(config: dict[str, dict[str, dict[str, str]]]) -> Result:
     if exe is None:
         raise RuntimeError("yanglint is not installed")
     modules = sorted({table_shape(t).module for t in config})
+    yang_dir, ietf_dir = _dirs()
     with tempfile.TemporaryDirectory(prefix="fabgen-yang-") as tmp:
         path = Path(tmp) / "config_db.instance.json"
         path.write_text(json.dumps(instance, indent=1), encoding="utf-8")
         # -i: implement the modules ours import, so leafrefs and `when`/`must` paths into
         # them (PORT, DEVICE_METADATA, ...) resolve instead of failing as "non-implemented".
         proc = subprocess.run(
-            [exe, "-i", "-p", str(YANG_DIR), "-p", str(IETF_DIR), "-t", "config",
-             *(str(YANG_DIR / f"{m}.yang") for m in modules), str(path)],
+            [exe, "-i", "-p", str(yang_dir), "-p", str(ietf_dir), "-t", "config",
+             *(str(yang_dir / f"{m}.yang") for m in modules), str(path)],
             capture_output=True, text=True, check=False)
     return Result(proc.returncode == 0, proc.stderr)

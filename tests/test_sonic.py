@@ -151,7 +151,7 @@ def test_sonic_inventory_exists() -> None:
 @pytest.mark.realtool
 @pytest.mark.parametrize("name", CASES)
 def test_config_db_validates_with_yanglint(name: str, case_dir: Path) -> None:
-    require_tool("yanglint")
+    sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
     case = _case(name, case_dir)
     switches = _one_per_role(case)
     assert {s.role for s in switches} >= {"leaf", "spine"}
@@ -162,7 +162,7 @@ def test_config_db_validates_with_yanglint(name: str, case_dir: Path) -> None:
 
 @pytest.mark.realtool
 def test_three_tier_case_covers_core(case_dir: Path) -> None:
-    require_tool("yanglint")
+    sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
     roles = {s.role for s in _one_per_role(_case("3tier-2plane", case_dir))}
     assert roles == {"leaf", "spine", "core"}
 
@@ -184,7 +184,7 @@ def _fixtures() -> list[Path]:
 @pytest.mark.realtool
 @pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: p.stem)
 def test_broken_config_is_rejected(fixture: Path, case_dir: Path) -> None:
-    require_tool("yanglint")
+    sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
     spec = json.loads(fixture.read_text(encoding="utf-8"))
     case = _case("roce-256-sonic", case_dir)
     leaf = case.ctx.fabric.switches_of("leaf")[0]
@@ -199,7 +199,7 @@ def test_broken_config_is_rejected(fixture: Path, case_dir: Path) -> None:
 
 @pytest.mark.realtool
 def test_unmodelled_table_is_a_failure(case_dir: Path) -> None:
-    require_tool("yanglint")
+    sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
     case = _case("roce-256-sonic", case_dir)
     config = case.config(case.ctx.fabric.switches_of("leaf")[0])
     config["SITE_NOTES"] = {"rack": {"row": "7"}}
