@@ -20,6 +20,7 @@ from fabgen.render import Progress
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 LOCAL_INTENT = Path("fabgen.yaml")  # what `fabgen init` writes; `fabgen render` reads it
+EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
 
 EPILOG = """\
 examples:
@@ -51,6 +52,8 @@ class Console:
         return f"\033[{code}m{text}\033[0m" if self.color else text
 
     def diagnostic(self, diag: Diagnostic) -> None:
+        if self.quiet and diag.severity == "warning":  # -q: errors only
+            return
         code = "33" if diag.severity == "warning" else "31"
         print(self._paint(diag.render(), code), file=sys.stderr)
 
@@ -519,7 +522,7 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout)
     quiet = args.json or args.quiet
     if quiet or not (sys.stderr.isatty() and sys.stdout.isatty()):
-        report = push.run(options, (lambda _: None) if quiet else print)
+        report = push.run(options, (lambda _: None) if quiet else _print_through)
     else:
         # On a terminal: a device-count bar; lines print above it through rich's console so
         # the two do not garble each other.
@@ -593,7 +596,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(quiet=getattr(args, "quiet", False),
                       color=False if args.no_color else None)
     try:
-        return COMMANDS[args.command](args, console)
+        code = COMMANDS[args.command](args, console)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit as "Exception ignored"
+        return code
+    except BrokenPipeError:
+        return _closed_stdout()
     except FabgenError as exc:
         for diag in exc.diagnostics:
             console.diagnostic(diag)
@@ -614,3 +621,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
                       "and report it)")
         return 3
+
+
+def _print_through(text: str) -> None:
+    """print() for a push: a reader that goes away (`| head`) must not stop a rollout halfway,
+    so a closed stdout is dropped and the push goes on."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _closed_stdout()
+
+
+def _closed_stdout() -> int:
+    """The reader went away (`fabgen whatif ... | head`): stop quietly, as git and grep do.
+
+    stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_PIPE

@@ -1,0 +1,54 @@
+"""CLI manners a user notices at once: -q prints errors only, a closed pipe ends quietly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import INVENTORIES, ROOT
+
+ROCE = ROOT / "inventories" / "roce-256-sonic.yaml"
+
+
+def _with_warning(tmp_path: Path) -> Path:
+    """The example with a legal but dangerous choice (the PFC watchdog off): one warning."""
+    text = ROCE.read_text(encoding="utf-8")
+    old = "pfc_watchdog: {detection_ms"
+    assert old in text
+    path = tmp_path / "warned.yaml"
+    path.write_text(text.replace(old, "pfc_watchdog: {enabled: false, detection_ms"),
+                    encoding="utf-8")
+    return path
+
+
+def test_quiet_prints_errors_only(cli, tmp_path: Path) -> None:
+    intent = _with_warning(tmp_path)
+    loud = cli("--no-color", "render", str(intent), "-o", str(tmp_path / "loud"))
+    assert loud.code == 0 and "PFC watchdog is off" in loud.err  # the warning exists
+    for args in (("render", str(intent), "-o", str(tmp_path / "q")),
+                 ("validate", str(intent)), ("plan", str(intent))):
+        result = cli("--no-color", *args, "-q")
+        assert (result.code, result.out, result.err) == (0, "", ""), args
+    # Errors still print with -q: --strict turns the warning into one.
+    strict = cli("--no-color", "validate", str(intent), "-q", "--strict")
+    assert strict.code == 1 and "PFC watchdog is off" in strict.err and strict.out == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["schema"],
+    ["plan", str(INVENTORIES[0]), "--json"],
+    ["whatif", str(ROCE), "--fail", "all-single", "--limit", "0"],
+], ids=["schema", "plan", "whatif"])
+def test_closed_pipe_ends_quietly(args: list[str]) -> None:
+    """`fabgen ... | head`: no "error: [Errno 32] Broken pipe", no traceback; the exit status a
+    shell reports for git or grep killed by SIGPIPE (128 + 13)."""
+    proc = subprocess.Popen([sys.executable, "-m", "fabgen", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before fabgen writes a byte
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert (proc.wait(timeout=120), err) == (141, "")
