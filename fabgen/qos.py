@@ -67,6 +67,7 @@ class QosPlan:
     cable_length_m: int  # host links
     fabric_cable_length_m: int  # switch-to-switch links
     speed_gbps: int
+    mtu_note: str = ""  # why fabgen chose mtu/host_mtu (empty when the intent set both)
 
     def cls(self, name: str) -> TrafficClass:
         return next(c for c in self.classes if c.name == name)
@@ -90,9 +91,50 @@ class QosPlan:
         return tuple(1 if p in self.pfc_priorities else 0 for p in range(8))
 
 
+@dataclass(frozen=True, slots=True)
+class Mtus:
+    """The switch and host MTU of a fabric: the intent's, or defaults fitted to its platforms."""
+
+    mtu: int
+    host_mtu: int
+    note: str  # the reasoning behind a default, for the report ("" when both were given)
+
+
+def used_platforms(intent: Intent) -> dict[str, str]:
+    """Switch platform by role, for the roles whose platform is set or inherited."""
+    p = intent.platforms
+    return {"leaf": p.leaf, "spine": p.spine or p.leaf, "core": p.core or p.spine or p.leaf}
+
+
+def mtus(intent: Intent) -> Mtus:
+    """qos.mtu when given, else the lowest maximum over the switch platforms used (one MTU on
+    every hop); qos.host_mtu when given, else the model's 9000 unless the switch MTU is lower,
+    then the switch MTU (a host MTU must fit inside the switch MTU)."""
+    q = intent.qos
+    given = q.model_fields_set
+    notes = []
+    mtu = q.mtu
+    if "mtu" not in given:
+        platforms = sorted(set(used_platforms(intent).values()))
+        mtu = min(CAPABILITIES[p].max_mtu for p in platforms)
+        limits = ", ".join(f"{p} {CAPABILITIES[p].max_mtu}" for p in platforms)
+        sources = "; ".join(CAPABILITIES[p].source for p in platforms
+                            if CAPABILITIES[p].max_mtu == mtu)
+        notes.append(f"qos.mtu not set: {mtu}, the largest every switch platform of this "
+                     f"fabric takes ({limits}; {sources})")
+    host_mtu = q.host_mtu
+    if "host_mtu" not in given:
+        host_mtu = min(q.host_mtu, mtu)
+        notes.append(f"qos.host_mtu not set: {host_mtu}, "
+                     + ("which fits inside the switch MTU" if host_mtu == q.host_mtu else
+                        f"the switch MTU, as {q.host_mtu} does not fit inside it"))
+    return Mtus(mtu, host_mtu, "; ".join(notes))
+
+
 def plan(intent: Intent) -> QosPlan:
     """Resolve the intent's qos section into the plan (RoCE; IB fabrics get none)."""
     q = intent.qos
+    sizes = mtus(intent)
     ecn = EcnProfile(q.ecn.min, q.ecn.max, q.ecn.probability) if q.ecn.enabled else None
     rdma = TrafficClass("rdma", (q.rdma.dscp,), q.rdma.priority, q.rdma.priority,
                         q.rdma.priority, True, "dwrr", q.scheduler.rdma_weight, ecn is not None)
@@ -119,11 +161,12 @@ def plan(intent: Intent) -> QosPlan:
         pfc_priorities=(q.rdma.priority,),
         ecn=ecn,
         watchdog=PfcWatchdog(wd.enabled, wd.detection_ms, wd.restoration_ms, poll, wd.action),
-        mtu=q.mtu,
-        host_mtu=q.host_mtu,
+        mtu=sizes.mtu,
+        host_mtu=sizes.host_mtu,
         cable_length_m=q.cable_length_m,
         fabric_cable_length_m=q.fabric_cable_length_m,
         speed_gbps=sizing.link_speed(intent),
+        mtu_note=sizes.note,
     )
 
 
@@ -161,20 +204,18 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     """Cross-device rules: the plan must be expressible on every platform the fabric uses."""
     if intent.fabric.transport != "roce":
         return
-    p = intent.platforms
-    used = {p.leaf, p.spine or p.leaf, p.core or p.spine or p.leaf}
     q = intent.qos
-    roles = {"leaf": p.leaf, "spine": p.spine or p.leaf,
-             "core": p.core or p.spine or p.leaf}
-    for name in sorted(used):
+    sizes = mtus(intent)
+    if sizes.host_mtu > sizes.mtu:  # only when both are given: a default host MTU fits
+        diags.error(f"host MTU {sizes.host_mtu} exceeds the switch MTU {sizes.mtu}; jumbo "
+                    "frames from the NIC would be dropped", ("qos", "host_mtu"))
+    for name in sorted(set(used_platforms(intent).values())):
         caps = CAPABILITIES[name]
-        if q.mtu > caps.max_mtu:
-            # The default MTU is nobody's choice: blame the platform that cannot take it.
-            role = next(r for r, plat in roles.items() if plat == name)
-            loc = ("qos", "mtu") if "mtu" in q.model_fields_set else ("platforms", role)
-            diags.error(f"MTU {q.mtu} is above what {name} supports ({caps.max_mtu}); the MTU "
-                        "must be the same on every hop", loc,
-                        f"set qos.mtu to {caps.max_mtu} or less ({caps.source})")
+        if sizes.mtu > caps.max_mtu:  # only when given: the default fits every platform
+            diags.error(f"MTU {sizes.mtu} is above what {name} supports ({caps.max_mtu}); the "
+                        "MTU must be the same on every hop", ("qos", "mtu"),
+                        f"set qos.mtu to {caps.max_mtu} or less, or leave it out to get the "
+                        f"largest every platform takes ({caps.source})")
         wd = q.pfc_watchdog
         if wd.enabled and wd.action not in caps.pfc_watchdog_actions:
             diags.error(f"{name} cannot take PFC watchdog action {wd.action!r}",

@@ -267,9 +267,11 @@ class QosSpec(StrictModel):
     pfc_watchdog: PfcWatchdogSpec = PfcWatchdogSpec()
     scheduler: SchedulerSpec = SchedulerSpec()
     mtu: int = Field(9216, ge=1500, le=9216)
-    """Switch port MTU (L2 frame payload), the same on every hop."""
+    """Switch port MTU (L2 frame payload), the same on every hop. Not set: the largest every
+    switch platform of the fabric takes (9216 on SONiC and NVUE, 9214 with EOS)."""
     host_mtu: int = Field(9000, ge=1500, le=9216)
-    """NIC netdev MTU; must fit inside the switch MTU."""
+    """NIC netdev MTU; must fit inside the switch MTU. Not set: 9000, or the switch MTU when
+    that is lower."""
     cable_length_m: int = Field(5, ge=1, le=2000)
     """Longest host-to-leaf cable, metres: PFC headroom on NICs and leaf host ports."""
     fabric_cable_length_m: int = Field(100, ge=1, le=2000)

@@ -126,9 +126,7 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
                 diags.error(f"DSCP {dscp} is already used by {owners[dscp]}", (*loc, "dscp", j))
             else:
                 owners[dscp] = f"class {cls.name!r}"
-    if qos.host_mtu > qos.mtu:
-        diags.error(f"host MTU {qos.host_mtu} exceeds the switch MTU {qos.mtu}; jumbo frames "
-                    "from the NIC would be dropped", ("qos", "host_mtu"))
+    # host_mtu against mtu: qos.check, which knows the MTU defaults of the fabric's platforms.
     if not qos.pfc_watchdog.enabled:
         diags.warn("PFC watchdog is off: one stuck receiver can pause the whole fabric "
                    "(PFC storm)", ("qos", "pfc_watchdog", "enabled"))

@@ -145,8 +145,9 @@ def _qos_notes(plan: QosPlan) -> list[str]:
     wd = plan.watchdog
     watchdog = (f"detection {wd.detection_ms} ms, restoration {wd.restoration_ms} ms, "
                 f"poll {wd.poll_ms} ms, action {wd.action}" if wd.enabled else "off")
+    mtu = f"MTU: switch ports {plan.mtu}, host netdevs {plan.host_mtu}"
     return [
-        f"MTU: switch ports {plan.mtu}, host netdevs {plan.host_mtu}",
+        f"{mtu} ({plan.mtu_note})" if plan.mtu_note else mtu,
         "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
         f"PFC watchdog: {watchdog}",
         f"PFC headroom sized for cables up to {plan.cable_length_m} m to hosts and "
