@@ -519,7 +519,8 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         audit=Path(args.audit) if args.audit else None, sonic_apply=args.sonic_apply,
         username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
         show_diff=not args.no_diff, strict=args.strict,
-        max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout)
+        max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout,
+        debug=args.debug)
     quiet = args.json or args.quiet
     if quiet or not (sys.stderr.isatty() and sys.stdout.isatty()):
         report = push.run(options, (lambda _: None) if quiet else _print_through)

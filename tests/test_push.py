@@ -21,9 +21,11 @@ from fabgen.intent import load
 from fabgen.output import with_manifest, write
 from fabgen.push import PushOptions, PushReport, run
 from fabgen.push.credentials import Redactor, resolve
+from fabgen.push.drivers import NvueDriver
 from fabgen.push.inventory import Address, parse_address
+from fabgen.push.results import DeviceError
 from fabgen.topology.build import build
-from tests.fakes.fake_eos import FakeEos
+from tests.fakes.fake_eos import Config, FakeEos
 from tests.fakes.fake_linux import FakeLinuxSwitch, LinuxFleet
 
 USER = "admin"
@@ -143,11 +145,14 @@ class Lab:
     def frr(self, name: str) -> str:
         return (self.render_dir / f"sonic/{name}/frr.conf").read_text()
 
-    def start(self, *names: str, password: str | None = None) -> None:
+    def start(self, *names: str, password: str | None = None,
+              hostname: str | None = None) -> None:
+        """Start fake switches; `hostname`: what an EOS switch calls itself before the push
+        (a new switch is `localhost`)."""
         for name in names:
             platform = next(s.platform for s in self.fabric.switches if s.name == name)
             if platform == "eos":
-                self.eos[name] = FakeEos(self.tmp / "eos" / name, name, USER,
+                self.eos[name] = FakeEos(self.tmp / "eos" / name, hostname or name, USER,
                                          password or PASSWORD, self.eos_key)
                 port = self.eos[name].port
             else:
@@ -285,6 +290,112 @@ def test_eos_dry_run_changes_nothing_commit_keeps_management(lab: Lab) -> None:
     assert committed[0]["device"] == SPINE and committed[0]["mode"] == "replace"
     assert committed[0]["before_sha256"] != committed[0]["after_sha256"]
     assert {r["event"] for r in records} == {"run", "device", "end"}
+
+
+def test_eos_commit_that_renames_the_switch_survives_the_new_prompt(lab: Lab) -> None:
+    """A first push to a switch still called `localhost`: the commit changes the hostname, so
+    the prompt the commit's reply ends with is `spine-01#`, not the `localhost#` netmiko saw.
+    Then a rename back by a rollback (its batch failed): the prompt changes again."""
+    lab.start(SPINE, hostname="localhost")
+    eos = lab.eos[SPINE]
+    assert eos.state.hostname == "localhost"
+    report = lab.push(devices=SPINE, commit=True, confirm_timeout=60, timeout=5)
+    dev = by_name(report)[SPINE]
+    assert (dev.status, dev.failed, dev.rollback_failed) == ("committed", False, ""), dev.error
+    assert "-hostname localhost" in dev.diff and "+hostname spine-01" in dev.diff
+    assert eos.state.hostname == "spine-01"  # the fake's prompt really changed
+    assert "hostname spine-01" in eos.running().splitlines()
+    assert not eos.state.sessions
+
+    # Renamed by hand since; the push renames it back, its BGP check fails, and the abort
+    # renames it to what it was once more.
+    eos.state.save("running-config", Config.parse(eos.running().replace(
+        "hostname spine-01\n", "hostname spare-7\n")))
+    eos.state.bgp_down = True
+    before = eos.running()
+    report = lab.push(devices=SPINE, commit=True, confirm_timeout=60, timeout=5,
+                      health_timeout=1)
+    dev = by_name(report)[SPINE]
+    assert (dev.status, dev.error_kind, dev.rolled_back, dev.rollback_failed) == \
+        ("failed", "health", True, ""), dev.error
+    assert [s.name for s in dev.steps][-2:] == ["health", "rollback"]
+    assert eos.state.hostname == "spare-7" and not eos.state.sessions
+    assert eos.running() == before
+    assert not any("ROLLBACK FAILED" in line for line in lab.output)
+
+
+def test_eos_rollback_whose_answer_is_late_says_rolled_back(lab: Lab) -> None:
+    """The abort goes through but its answer comes after the timeout: fabgen reads the running
+    config back before claiming anything, and it is the one from before the push. (It used to
+    print "ROLLBACK FAILED ... check this device by hand".)"""
+    lab.start(SPINE)
+    eos = lab.eos[SPINE]
+    eos.state.bgp_down = True  # the health check fails: the batch rolls back
+    eos.state.late = {r"configure session \S+ abort": 3.0}
+    before = eos.running()
+    report = lab.push(devices=SPINE, commit=True, confirm_timeout=60, timeout=2,
+                      health_timeout=1)
+    dev = by_name(report)[SPINE]
+    assert (dev.status, dev.error_kind, dev.rolled_back, dev.rollback_failed) == \
+        ("failed", "health", True, "")
+    assert [(s.name, s.failed) for s in dev.steps][-2:] == [("rollback", True),
+                                                             ("rollback-check", False)]
+    assert "running config read back is the one from before the push" in dev.steps[-1].detail
+    assert eos.running() == before and not eos.state.sessions
+    assert dev.after_sha256 == dev.before_sha256
+    line = next(x for x in lab.output if x.strip().startswith(f"{SPINE}: FAILED"))
+    assert line.endswith("; rolled back") and "ROLLBACK FAILED" not in line
+
+
+def test_eos_silent_mid_commit_gives_one_line_errors_no_traceback(
+        lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    """The switch stops answering at the commit command (it never applies it): the command
+    line tool prints fabgen's one-line report, and nothing from nornir/napalm/netmiko (whose
+    failed close used to print a ~40-line nornir traceback on stderr)."""
+    from fabgen.cli import main
+
+    lab.start(SPINE)
+    eos = lab.eos[SPINE]
+    eos.state.silent_at, eos.state.silent_applies = r"commit timer", False
+    before = eos.running()
+    code = main(["push", str(lab.intent), "--hosts", str(lab.hosts_file), "-r",
+                 str(lab.render_dir), "--known-hosts", str(lab.known_hosts),
+                 "--accept-new-host-keys", "--devices", SPINE, "--timeout", "2", "--commit",
+                 "--confirm-timeout", "60", "--health-timeout", "1"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err == "", err  # no traceback, no library log line
+    status = [x for x in out.splitlines() if x.strip().startswith(f"{SPINE}: FAILED")]
+    assert len(status) == 1, out
+    assert "FAILED (timeout)" in status[0] and "may have been applied" in status[0]
+    assert "ROLLBACK FAILED" in status[0] and "stopped answering" in status[0]
+    # What the libraries logged is kept, one line each, as notes under the device.
+    notes = [x.strip() for x in out.splitlines() if x.strip().startswith("note: ")]
+    assert all("Traceback" not in n and len(n) < 400 for n in notes), notes
+    assert eos.running() == before  # it never applied the commit
+
+
+def test_eos_commit_without_answer_is_possibly_committed(lab: Lab) -> None:
+    """The commit takes effect (with its timer) and then the switch goes silent: the commit
+    command timed out, so the device must be treated as committed: the report says the commit
+    may be live and that the device's confirm timer reverts it."""
+    lab.start(SPINE)
+    eos = lab.eos[SPINE]
+    eos.state.silent_at = r"commit timer"  # applied, then silence
+    report = lab.push(devices=SPINE, commit=True, confirm_timeout=45, timeout=2,
+                      health_timeout=1)
+    dev = by_name(report)[SPINE]
+    assert (dev.status, dev.error_kind) == ("failed", "timeout")
+    assert dev.error.endswith("commit timer 00:00:45` in time (the commit may have been "
+                              "applied)"), dev.error
+    assert "its confirm timer (45s, run by device) reverts it unless confirmed" in \
+        dev.rollback_failed
+    line = next(x for x in lab.output if x.strip().startswith(f"{SPINE}: FAILED"))
+    assert "reverts it unless confirmed" in line
+    # True: the commit is live on the device, under its timer.
+    [session] = eos.state.sessions.values()
+    assert session.state == "pendingCommitTimer"
+    assert "router bgp 65000" in eos.running()
 
 
 def test_eos_rejected_line_is_caught_although_napalm_swallows_it(lab: Lab) -> None:
@@ -436,8 +547,14 @@ def test_nvue_dry_run_changes_nothing_commit_keeps_management(nvue_lab: Lab) -> 
 
     dev = by_name(lab.push(devices=leaf))[leaf]
     assert (dev.status, dev.diff_source) == ("would-change", "device")
-    assert "+      swp1:" in dev.diff
-    assert not [x for x in dev.diff.splitlines() if x.startswith("-") and x != "--- applied"]
+    # NVUE's own diff format: the operations from the applied config to the candidate.
+    ops = yaml.safe_load(dev.diff)
+    assert [list(op) for op in ops] == [["set"]]  # nothing of the device's is unset
+    assert ops[0]["set"]["interface"]["swp1"] == {"type": "swp", "link": {"mtu": 9100}}
+    # Counted from those operations, not from line prefixes: every "- set:" item line starts
+    # with "-", which read as a removal gave "(+0 -1)".
+    assert dev.diff_stat() == (5, 0)  # lo address, swp1 type and mtu, neighbour remote-as, type
+    assert any(line == f"{leaf}: would change (+5 -0)" for line in lab.output), lab.output
     assert lab.state(leaf) == before and lab.linux(leaf).leftovers() == []
 
     dev = by_name(lab.push(devices=leaf, commit=True, confirm_timeout=60))[leaf]
@@ -463,6 +580,17 @@ def test_nvue_dry_run_changes_nothing_commit_keeps_management(nvue_lab: Lab) -> 
     assert ".fake/confirm.json" not in state and ".fake/pending.yaml" not in state
     assert lab.linux(leaf).leftovers() == []
     assert by_name(lab.push(devices=leaf))[leaf].status == "unchanged"
+
+
+def test_nvue_diff_counts_values_set_and_unset() -> None:
+    """`nv config diff` prints operations; each `- set:`/`- unset:` item line starts with "-",
+    which a line count took for removals ("(+0 -2)" for a diff that only adds)."""
+    diff = ("- set:\n    interface:\n      swp1:\n        link:\n          mtu: 9100\n"
+            "      lo:\n        ip:\n          address:\n            10.255.0.1/32: {}\n"
+            "- unset:\n    interface:\n      swp9:\n    system:\n      ntp:\n")
+    assert NvueDriver.diff_stat(diff) == (2, 2)
+    assert NvueDriver.diff_stat("") == (0, 0)
+    assert NvueDriver.diff_stat("--- a\n+++ b\n+x\n-y\n-z\n") == (1, 2)  # not NVUE's: lines
 
 
 def test_nvue_rejected_config_changes_nothing(nvue_lab: Lab) -> None:
@@ -732,6 +860,41 @@ def test_cli_push_dry_run_then_commit(lab: Lab, capsys: pytest.CaptureFixture[st
     assert (device["status"], device["changed"], device["failed"]) == ("committed", True, False)
     assert lab.state(leaf) != before, "a commit changes the device"
     assert main([*common, "--rail", "x"]) == 2
+
+
+def test_secrets_are_masked_in_every_output_mode(lab: Lab, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device whose error and diff carry the password (a CLI echoing a rejected line, a
+    library message): masked on the console, in --json, in --quiet and in the audit log.
+    (--json and --quiet printed the report unmasked.)"""
+    from fabgen.cli import main
+    from fabgen.push.drivers import Render, SonicDriver
+    from fabgen.push.results import Step
+
+    def prepare(self: SonicDriver, render: Render) -> Step:
+        if "leaf-su1-r1" in render.config:
+            raise DeviceError("rejected", f"Error: snmp community {PASSWORD} is not valid")
+        return Step("prepare", changed=True, diff=f"+snmp community {PASSWORD}\n")
+
+    monkeypatch.setattr(SonicDriver, "prepare", prepare)
+    lab.start(LEAVES[0], LEAVES[1])
+    common = ["push", str(lab.intent), "--hosts", str(lab.hosts_file), "-r", str(lab.render_dir),
+              "--known-hosts", str(lab.known_hosts), "--accept-new-host-keys",
+              "--devices", "leaf-su1-r[01]", "--timeout", "20"]
+    for mode in ([], ["--json"], ["--quiet"]):
+        assert main([*common, *mode]) == 1
+        out, err = capsys.readouterr()
+        assert PASSWORD not in out + err, mode
+        assert "********" in out + err, mode
+        if mode == ["--json"]:
+            devices = {d["device"]: d for d in json.loads(out)["devices"]}
+            assert devices[LEAVES[0]]["diff"] == "+snmp community ********\n"
+            assert devices[LEAVES[1]]["error"] == "Error: snmp community ******** is not valid"
+        if mode == ["--quiet"]:
+            assert out == "" and err.strip() == \
+                f"error: {LEAVES[1]}: rejected: Error: snmp community ******** is not valid"
+    audit = lab.audit.read_text()
+    assert PASSWORD not in audit and "snmp community ******** is not valid" in audit
 
 
 def test_progress_counts_devices_in_dry_run_and_commit(lab: Lab) -> None:

@@ -36,6 +36,7 @@ from fabgen.push.results import DeviceError, DeviceReport, PushReport
 if TYPE_CHECKING:
     from nornir.core import Nornir
 
+    from fabgen.push.liblog import LibraryLog
     from fabgen.push.runner import RunContext
 
 __all__ = ["Credentials", "DeviceReport", "PushOptions", "PushReport", "run"]
@@ -74,6 +75,7 @@ class PushOptions:
     ssh_config: Path | None = None  # an OpenSSH client config (ProxyJump...); none by default
     show_diff: bool = True
     strict: bool = False  # intent warnings are errors
+    debug: bool = False  # the libraries' log records in full on stderr (else one-line notes)
 
     def check(self) -> None:
         problems = []
@@ -131,6 +133,8 @@ def _show(rep: DeviceReport, say: ConsolePrint, show_diff: bool, indent: str = "
         for line in rep.diff.splitlines():
             say(f"{indent}{line}")
     say(indent + _status_line(rep))
+    for note in rep.notes:
+        say(f"{indent}  note: {note}")
 
 
 def run(options: PushOptions, console_print: ConsolePrint,
@@ -139,8 +143,19 @@ def run(options: PushOptions, console_print: ConsolePrint,
     """Run `fabgen push`; return the report (its `exit_code` is the command's).
 
     Raises FabgenError for problems with the input (intent, hosts file, filters, credentials)
-    before any device is contacted. Device failures never raise: they are in the report.
+    before any device is contacted. Device failures never raise: they are in the report, and
+    what nornir/napalm/netmiko/paramiko log becomes one-line notes in it (liblog.py), never a
+    traceback on stderr unless `options.debug`. Every text of the report is masked.
     """
+    from fabgen.push import liblog
+
+    with liblog.captured(options.debug) as libs:
+        return _run(options, console_print, credentials, progress, libs)
+
+
+def _run(options: PushOptions, console_print: ConsolePrint,
+         credentials: dict[str, Credentials] | None,
+         progress: Callable[[int, int], None] | None, libs: LibraryLog) -> PushReport:
     from fabgen.intent import load
     from fabgen.topology.build import build
 
@@ -245,15 +260,20 @@ def run(options: PushOptions, console_print: ConsolePrint,
                 try:
                     runner.run_tasks(nr, part, runner.dry_run_task, ctx)
                 finally:
-                    runner.close(nr, part)
+                    runner.close(nr, part, ctx)
+                    _take_notes(libs, part, reports)
                 if progress:
                     progress(start + len(part), len(names))
         else:
-            _rollout(nr, batches, options, ctx, report, say, audit, progress)
+            _rollout(nr, batches, options, ctx, report, say, audit, libs, progress)
 
     if not options.commit or report.refused:
         for rep in report.devices:
             _show(rep, say, options.show_diff)
+    _take_notes(libs, list(reports), reports)
+    report.notes = libs.take_general()
+    for note in report.notes:
+        say(f"note: {note}")
     for rep in report.devices:
         if not (options.commit and rep.batch):  # commit batches were logged as they ended
             audit.write("device", **_audit_fields(rep))
@@ -268,8 +288,14 @@ def run(options: PushOptions, console_print: ConsolePrint,
                     for k in order if counts.get(k)))
     audit.write("end", exit_code=report.exit_code, stopped_after=report.stopped_after or None,
                 refused=report.refused or None, counts=counts,
-                untouched=[r.name for r in report.untouched])
+                untouched=[r.name for r in report.untouched], notes=report.notes)
+    report.redact(redact)  # --json, --quiet and any caller get masked texts, as the console
     return report
+
+
+def _take_notes(libs: LibraryLog, names: list[str], reports: dict[str, DeviceReport]) -> None:
+    for name in names:
+        reports[name].notes += libs.take(name)
 
 
 def _audit_fields(rep: DeviceReport) -> dict[str, object]:
@@ -282,7 +308,7 @@ def _audit_fields(rep: DeviceReport) -> dict[str, object]:
 
 def _rollout(nr: Nornir, batches: list[tuple[str, list[str]]], options: PushOptions,
              ctx: RunContext, report: PushReport, say: ConsolePrint, audit: AuditLog,
-             progress: Callable[[int, int], None] | None = None) -> None:
+             libs: LibraryLog, progress: Callable[[int, int], None] | None = None) -> None:
     """Canary, then batches; stop at the first batch with a failure, rolled back whole."""
     from fabgen.push import runner
 
@@ -303,7 +329,8 @@ def _rollout(nr: Nornir, batches: list[tuple[str, list[str]]], options: PushOpti
                 runner.run_tasks(nr, names, runner.confirm_task, ctx)
                 failed = [n for n in names if reports[n].failed]
         finally:
-            runner.close(nr, names)
+            runner.close(nr, names, ctx)
+            _take_notes(libs, names, reports)
         for name in names:
             _show(reports[name], say, options.show_diff, indent="  ")
             audit.write("device", **_audit_fields(reports[name]))

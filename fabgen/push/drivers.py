@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import re
+import secrets
 import shlex
 import time
 from dataclasses import dataclass
@@ -77,6 +78,13 @@ class Driver:
         self.apply_timeout = apply_timeout or timeout  # the command that applies the config
         self.host = host  # the address fabgen connected to (the management guard keeps it)
         self.committed = False  # the candidate is live, waiting for confirm()
+        # The applying command was sent but its answer did not come back (a timeout, a lost
+        # session): the candidate may be live. A rollback treats it as committed.
+        self.commit_sent = False
+        # A command's answer did not come back in time: it may still be on its way, and would
+        # be read as the next command's. resync() before sending anything else.
+        self.stalled = False
+        self.silent = False  # resync() got nothing back: the device stopped answering
         self.bgp_before: dict[str, str] | None = None  # session states before the commit
         # The last running config read, kept for the prepare() that follows the audit's
         # before-hash (one read less per device); dropped once used and by commit().
@@ -117,6 +125,46 @@ class Driver:
     def rollback(self) -> Step:
         """Undo whatever this session did (a live commit, a loaded candidate, an upload)."""
         raise NotImplementedError
+
+    comment: ClassVar[str] = "#"  # what the device's CLI ignores as a comment
+
+    def netmiko(self) -> Any:
+        """The netmiko session under this driver."""
+        return self.conn
+
+    def resync(self) -> None:
+        """Wait (at most `timeout`) until the device answers again, past whatever late answer
+        is still in flight: a marker comment is sent and read back with the prompt after it.
+        DeviceError `timeout` when nothing comes: the device stopped answering."""
+        device = self.netmiko()
+        marker = f"fabgen-sync-{secrets.token_hex(4)}"
+        try:
+            device.write_channel(f"{self.comment} {marker}{device.RETURN}")
+            device.read_until_pattern(pattern=rf"{marker}[\s\S]*[#>$]\s*$",
+                                      read_timeout=self.timeout)
+        except Exception:
+            self.silent = True
+            raise DeviceError("timeout", f"the device stopped answering (nothing back in "
+                              f"{self.timeout:g}s)") from None
+        self.stalled = self.silent = False
+
+    def abandon(self) -> str:
+        """The device does not answer: make closing the session send nothing that waits for
+        an answer. Returns what may be left behind on the device ("" if nothing)."""
+        return ""
+
+    @property
+    def maybe_committed(self) -> bool:
+        """The candidate is live, or may be (its commit command got no answer)."""
+        return self.committed or self.commit_sent
+
+    @staticmethod
+    def diff_stat(diff: str) -> tuple[int, int]:
+        """Lines added and removed in a unified diff."""
+        lines = diff.splitlines()
+        plus = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+        minus = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+        return plus, minus
 
     def neighbours(self, render: Render) -> list[str]:
         """The BGP neighbours the render configures (addresses or interface names)."""
@@ -161,6 +209,7 @@ class Driver:
 # --- Arista EOS: napalm `eos` over SSH ---------------------------------------------------------
 
 _EOS_VOLATILE = re.compile(r"^! (Command|Time|Startup-config last modified at):")
+_EOS_HOSTNAME = re.compile(r"^hostname (\S+)\s*$", re.M)
 _SECRET = re.compile(r"\b(secret|password|key)(\s+(?:sha512|[0-9]))?\s+\S+")
 
 
@@ -210,6 +259,7 @@ class EosDriver(Driver):
                  apply_timeout: float | None = None, host: str | None = None) -> None:
         super().__init__(conn, run_id, timeout, apply_timeout, host)
         self.candidate = ""
+        self.hostnames: set[str] = set()  # the device's name before the push and the render's
 
     def running(self) -> str:
         text = str(self.conn.get_config(retrieve="running")["running"])
@@ -225,6 +275,8 @@ class EosDriver(Driver):
         if lost:
             raise _refuse(lost)
         self.candidate = candidate
+        self.hostnames = {m.group(1) for text in (running, candidate)
+                          for m in _EOS_HOSTNAME.finditer(text)}
         return candidate
 
     def prepare(self, render: Render) -> Step:
@@ -246,9 +298,58 @@ class EosDriver(Driver):
         self.conn.discard_config()
         return Step("discard")
 
+    comment = "!"
+
+    def netmiko(self) -> Any:
+        return self.conn.device  # napalm's netmiko session (transport ssh)
+
+    def resync(self) -> None:
+        super().resync()
+        self.netmiko().set_base_prompt()  # an abort or a timer may have renamed the switch
+
+    def abandon(self) -> str:
+        # napalm's close() aborts the open session first, waiting for a prompt that will not
+        # come. A pending commit timer reverts a commit by itself; an uncommitted session
+        # stays pending on EOS and must be aborted by hand (napalm's next lock waits for it).
+        session, self.conn.config_session = self.conn.config_session, None
+        if not session:
+            return ""
+        return (f"configuration session {session} may be left on the device (the device "
+                f"stopped answering): `configure session {session} abort` removes it")
+
+    def _send_renaming(self, command: str) -> str:
+        """Send a command that may rename the switch: a commit or abort of a session whose
+        `hostname` differs from the running one. EOS's prompt is its hostname, and netmiko waits
+        for the prompt it saw before sending (napalm gives it no other pattern), so such a
+        command always timed out. Wait for the prompt under either name, then let netmiko learn
+        the one the switch now has."""
+        device = self.netmiko()
+        names = {n for n in (*self.hostnames, str(device.base_prompt)) if n}
+        # A prompt shows the hostname up to its first dot when it is a domain name.
+        shown = sorted({re.escape(x) for n in names for x in (n, n.split(".")[0])})
+        pattern = rf"(?:{'|'.join(shown)})(?:\([^()\r\n]*\))?[#>]"
+        try:
+            out = str(device.send_command(command, expect_string=pattern,
+                                          read_timeout=self.apply_timeout))
+        except Exception as exc:
+            if type(exc).__name__ != "ReadTimeout":  # netmiko's; imported only with push
+                raise
+            raise DeviceError("timeout", f"no answer to `{command}` in time") from None
+        device.set_base_prompt()
+        return out
+
     def commit(self, render: Render, confirm_seconds: int) -> Step:
+        """napalm's commit_config(revert_in=...), with the commit sent by _send_renaming."""
         self._fresh = None
-        self.conn.commit_config(revert_in=confirm_seconds)
+        if self.conn.has_pending_commit():
+            raise DeviceError("error", "another commit-confirm is pending on the device (a "
+                              "push or an operator waiting to confirm): not committing")
+        session = self.conn.config_session
+        # The config `configure replace` restores if the session's timer cannot (napalm).
+        self.netmiko().send_command("copy startup-config flash:rollback-0")
+        hms = time.strftime("%H:%M:%S", time.gmtime(confirm_seconds))
+        self.commit_sent = True
+        self._send_renaming(f"configure session {session} commit timer {hms}")
         self.committed = True
         return Step("commit", changed=True, detail=f"commit timer {confirm_seconds}s")
 
@@ -269,13 +370,19 @@ class EosDriver(Driver):
         return Step("confirm", changed=True, detail="confirmed, written to startup-config")
 
     def rollback(self) -> Step:
-        if self.committed:
-            # napalm: `configure session X abort` of the pending session, or when the timer has
-            # already reverted, `configure replace flash:rollback-0` (startup before the commit).
-            self.conn.rollback()
-            self.committed = False
-            return Step("rollback", changed=True, detail="commit aborted")
-        if getattr(self.conn, "config_session", None):
+        session = getattr(self.conn, "config_session", None)
+        if self.maybe_committed and session:
+            # Aborting a session with a pending commit timer reverts its commit on EOS (what
+            # napalm's rollback() sends, without its pattern-bound prompt: the abort renames
+            # the switch back when the commit renamed it). An uncommitted session is dropped.
+            out = self._send_renaming(f"configure session {session} abort")
+            self.conn.config_session = None
+            self.committed = self.commit_sent = False
+            gone = "not found" in out.lower()
+            return Step("rollback", changed=True,
+                        detail="session already gone: its timer had reverted the commit" if gone
+                        else "commit aborted")
+        if session:
             # Also covers a commit that raised midway: aborting a session with a pending
             # timer reverts it on EOS, and an unconfirmed timer reverts it anyway.
             self.conn.discard_config()
@@ -685,8 +792,13 @@ class NvueDriver(LinuxDriver):
 
     def commit(self, render: Render, confirm_seconds: int) -> Step:
         self._fresh = None
-        self.sh(f"nv config apply --confirm {confirm_seconds}s -y", kind="rejected",
-                timeout=self.apply_timeout)
+        self.commit_sent = True
+        try:
+            self.sh(f"nv config apply --confirm {confirm_seconds}s -y", kind="rejected",
+                    timeout=self.apply_timeout)
+        except DeviceError:  # NVUE answered with an error: nothing was applied
+            self.commit_sent = False
+            raise
         self.committed, self.pending = True, False
         return Step("commit", changed=True, detail=f"apply --confirm {confirm_seconds}s")
 
@@ -708,14 +820,36 @@ class NvueDriver(LinuxDriver):
         return Step("confirm", changed=True, detail="confirmed, `nv config save`")
 
     def rollback(self) -> Step:
-        self._detach()
         changed = False
-        if self.committed:
-            self.sh("nv config apply --confirm-no")
-            self.committed, changed = False, True
+        if self.maybe_committed:
+            # Only a commit whose apply got no answer may have nothing to refuse: then NVUE's
+            # "no pending apply" means it was never applied (or its timer ran out).
+            rc, _ = self.sh("nv config apply --confirm-no",
+                            kind="error" if self.committed else None)
+            changed = rc == 0
+            self.committed = self.commit_sent = False
+        self._detach()
         self.cleanup()
         return Step("rollback", changed=changed,
                     detail="`nv config apply --confirm-no`" if changed else "candidate detached")
+
+    @staticmethod
+    def diff_stat(diff: str) -> tuple[int, int]:
+        """Values set and unset by `nv config diff`, which prints NVUE operations as YAML
+        (`- set: {...}`, `- unset: {...}`): counted from the parsed documents, not from line
+        prefixes (a YAML list item starts with "-" too)."""
+        try:
+            ops = yaml.safe_load(diff) if diff.strip() else []
+        except yaml.YAMLError:
+            return Driver.diff_stat(diff)
+        if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+            return Driver.diff_stat(diff)
+        counts = {"set": 0, "unset": 0}
+        for op in ops:
+            for kind in counts:
+                if op.get(kind) is not None:
+                    counts[kind] += _leaves(op[kind])
+        return counts["set"], counts["unset"]
 
     def neighbours(self, render: Render) -> list[str]:
         try:
@@ -737,6 +871,14 @@ class NvueDriver(LinuxDriver):
             return {}
         return {str(n): str((v or {}).get("state", "")) if isinstance(v, dict) else ""
                 for n, v in data.items()}
+
+
+def _leaves(tree: Any) -> int:
+    """Values in an NVUE tree: a scalar, an unset key (null) or an empty object (`10.0.0.1/32:
+    {}`) counts one."""
+    if isinstance(tree, dict) and tree:
+        return sum(_leaves(v) for v in tree.values())
+    return 1
 
 
 DRIVERS: dict[str, type[Driver]] = {"eos": EosDriver, "sonic": SonicDriver, "nvue": NvueDriver}

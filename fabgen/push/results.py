@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -75,6 +76,10 @@ class DeviceReport:
     rolled_back: bool = False  # fabgen rolled this device back (its batch failed)
     rollback_failed: str = ""  # a rollback that failed too: the device needs a human
     steps: list[Step] = field(default_factory=list)
+    # Counted by the driver from the diff as the platform prints it (NVUE: parsed operations).
+    diff_added: int = 0
+    diff_removed: int = 0
+    notes: list[str] = field(default_factory=list)  # what the libraries logged, one line each
 
     def fail(self, exc: DeviceError) -> None:
         if not self.failed:  # keep the first cause; later errors are consequences
@@ -82,10 +87,16 @@ class DeviceReport:
         self.status = "failed"
 
     def diff_stat(self) -> tuple[int, int]:
-        lines = self.diff.splitlines()
-        plus = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-        minus = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
-        return plus, minus
+        return self.diff_added, self.diff_removed
+
+    def redact(self, mask: Callable[[str], str]) -> None:
+        """Mask secrets in every text this report carries, whatever prints it (console, JSON,
+        --quiet, the audit log)."""
+        self.error, self.diff = mask(self.error), mask(self.diff)
+        self.rollback_failed = mask(self.rollback_failed)
+        self.notes = [mask(n) for n in self.notes]
+        self.steps = [Step(s.name, s.changed, mask(s.diff), s.failed, mask(s.detail))
+                      for s in self.steps]
 
     def to_dict(self) -> dict[str, Any]:
         plus, minus = self.diff_stat()
@@ -98,7 +109,7 @@ class DeviceReport:
             "config_sha256": self.config_sha256, "frr_sha256": self.frr_sha256 or None,
             "before_sha256": self.before_sha256,
             "after_sha256": self.after_sha256, "rolled_back": self.rolled_back,
-            "rollback_failed": self.rollback_failed,
+            "rollback_failed": self.rollback_failed, "notes": self.notes,
             "steps": [s.to_dict() for s in self.steps],
         }
 
@@ -114,10 +125,16 @@ class PushReport:
     stopped_after: str = ""  # the batch the rollout stopped at ("" when it ran to the end)
     refused: str = ""  # why a commit refused to start (nothing was touched)
     audit_path: str = ""
+    notes: list[str] = field(default_factory=list)  # library log lines about no one device
 
     @property
     def failed(self) -> list[DeviceReport]:
         return [d for d in self.devices if d.failed]
+
+    def redact(self, mask: Callable[[str], str]) -> None:
+        self.refused, self.notes = mask(self.refused), [mask(n) for n in self.notes]
+        for dev in self.devices:
+            dev.redact(mask)
 
     @property
     def untouched(self) -> list[DeviceReport]:
@@ -134,5 +151,6 @@ class PushReport:
             "action": "commit" if self.commit else "dry-run",
             "stopped_after": self.stopped_after or None, "refused": self.refused or None,
             "untouched": [d.name for d in self.untouched], "audit": self.audit_path,
-            "exit_code": self.exit_code, "devices": [d.to_dict() for d in self.devices],
+            "exit_code": self.exit_code, "notes": self.notes,
+            "devices": [d.to_dict() for d in self.devices],
         }

@@ -11,7 +11,6 @@ the runner decides from those reports, never from Nornir's failed-host set.
 
 from __future__ import annotations
 
-import logging
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,10 +29,6 @@ from fabgen.push.credentials import Credentials
 from fabgen.push.drivers import DRIVERS, Driver, Render, SonicDriver
 from fabgen.push.inventory import Device
 from fabgen.push.results import DeviceError, DeviceReport, Step
-
-# paramiko logs a failed connection at ERROR; with no logging configured, Python would print
-# that on stderr beside fabgen's own per-device report. Configured handlers still get it.
-logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +167,17 @@ def _connect(task: Task, ctx: RunContext) -> Driver:
     return ctx.drivers[dev.name]
 
 
-def _record_prepare(rep: DeviceReport, step: Step) -> None:
+def _record_prepare(rep: DeviceReport, step: Step, driver: Driver) -> None:
     rep.diff, rep.changed = step.diff, step.changed
+    rep.diff_added, rep.diff_removed = driver.diff_stat(step.diff)
+
+
+def _fail(ctx: RunContext, name: str, err: DeviceError) -> None:
+    """Record a device failure; a timeout leaves its session out of step (a late answer)."""
+    ctx.reports[name].fail(err)
+    driver = ctx.drivers.get(name)
+    if driver is not None and err.kind == "timeout":
+        driver.stalled = True
 
 
 def dry_run_task(task: Task, ctx: RunContext) -> Result:
@@ -183,14 +187,14 @@ def dry_run_task(task: Task, ctx: RunContext) -> Result:
     try:
         driver = _connect(task, ctx)
         rep.before_sha256 = driver.running_sha256()
-        _record_prepare(rep, _step(rep, "prepare", lambda: driver.prepare(config)))
+        _record_prepare(rep, _step(rep, "prepare", lambda: driver.prepare(config)), driver)
         _step(rep, "discard", driver.discard)
         rep.after_sha256 = driver.running_sha256()
         rep.status = "would-change" if rep.changed else "unchanged"
     except DeviceError as exc:
-        rep.fail(exc)
+        _fail(ctx, name, exc)
     except Exception as exc:  # a bug or an unforeseen library error: still only this device
-        rep.fail(classify(exc))
+        _fail(ctx, name, classify(exc))
     return Result(host=task.host, result=rep.status, failed=rep.failed)
 
 
@@ -203,7 +207,7 @@ def apply_task(task: Task, ctx: RunContext) -> Result:
     try:
         driver = _connect(task, ctx)
         rep.before_sha256 = driver.running_sha256()
-        _record_prepare(rep, _step(rep, "prepare", lambda: driver.prepare(config)))
+        _record_prepare(rep, _step(rep, "prepare", lambda: driver.prepare(config)), driver)
         if not rep.changed:
             _step(rep, "discard", driver.discard)
             rep.after_sha256 = rep.before_sha256
@@ -214,15 +218,21 @@ def apply_task(task: Task, ctx: RunContext) -> Result:
                     driver.bgp_before = driver.bgp_states()
                 except Exception:
                     driver.bgp_before = None
-            _step(rep, "commit", lambda: driver.commit(config, s.confirm_timeout))
+            try:
+                _step(rep, "commit", lambda: driver.commit(config, s.confirm_timeout))
+            except DeviceError as exc:
+                if driver.maybe_committed:  # no answer to the commit itself: say what it means
+                    raise DeviceError(exc.kind, f"{exc.message} (the commit may have been "
+                                      "applied)") from None
+                raise
             _step(rep, "verify", lambda: driver.verify(config))
             if s.health_timeout > 0:
                 _step(rep, "health", lambda: driver.health(config, s.health_timeout))
             rep.status = "pending-confirm"
     except DeviceError as exc:
-        rep.fail(exc)
+        _fail(ctx, name, exc)
     except Exception as exc:
-        rep.fail(classify(exc))
+        _fail(ctx, name, classify(exc))
     return Result(host=task.host, result=rep.status, failed=rep.failed)
 
 
@@ -237,24 +247,43 @@ def confirm_task(task: Task, ctx: RunContext) -> Result:
         rep.after_sha256 = driver.running_sha256()
         rep.status = "committed"
     except DeviceError as exc:
-        rep.fail(exc)
+        _fail(ctx, name, exc)
     except Exception as exc:
-        rep.fail(classify(exc))
+        _fail(ctx, name, classify(exc))
     return Result(host=task.host, result=rep.status, failed=rep.failed)
 
 
 def rollback_task(task: Task, ctx: RunContext) -> Result:
-    """Phase 2, the batch failed: roll back every device of it that we reached."""
+    """Phase 2, the batch failed: roll back every device of it that we reached.
+
+    A rollback whose command fails is checked against the device before anything is claimed:
+    the running config read back equal to the one before the push means it was rolled back
+    (a late or garbled reply, not a failure); otherwise the report says what is known."""
     name = task.host.name
     rep, driver = ctx.reports[name], ctx.drivers.get(name)
     if driver is None:
         return Result(host=task.host, result=rep.status, failed=rep.failed)
+    live = driver.maybe_committed
     try:
+        if driver.stalled:  # the answer to the failed command may still be on its way
+            driver.resync()
         step = _step(rep, "rollback", driver.rollback)
     except Exception as exc:
         err = classify(exc)
-        rep.rollback_failed = f"{err.kind}: {err.message}"
-        if driver.committed:
+        if err.kind == "timeout":
+            driver.stalled = True
+        if not any(s.name == "rollback" for s in rep.steps):  # resync() failed: none sent
+            rep.steps.append(Step("rollback", failed=True, detail=f"{err.kind}: {err.message}; "
+                                  "no rollback command was sent"))
+        restored, state = _read_back(driver, rep)
+        if restored:
+            rep.steps.append(Step("rollback-check", changed=True, detail=state))
+            rep.rolled_back = True
+            if not rep.failed:
+                rep.status = "rolled-back"
+            return Result(host=task.host, result=rep.status, failed=rep.failed)
+        rep.rollback_failed = f"{err.kind}: {err.message}; {state}"
+        if live:
             rep.rollback_failed += (f"; its confirm timer ({ctx.settings.confirm_timeout}s, run "
                                     f"by {driver.confirm_by}) reverts it unless confirmed")
         return Result(host=task.host, result=rep.status, failed=True)
@@ -269,6 +298,26 @@ def rollback_task(task: Task, ctx: RunContext) -> Result:
     return Result(host=task.host, result=rep.status, failed=rep.failed)
 
 
+def _read_back(driver: Driver, rep: DeviceReport) -> tuple[bool, str]:
+    """After a failed rollback command: is the device back to its config before the push?"""
+    if driver.silent:
+        return False, "no rollback command was sent, nothing can be read back"
+    if not rep.before_sha256:
+        return False, "its config before the push was never read, so it cannot be compared"
+    try:
+        if driver.stalled:
+            driver.resync()
+        now = driver.running_sha256()
+    except Exception as exc:
+        err = classify(exc)
+        return False, f"its running config could not be read back ({err.kind}: {err.message})"
+    rep.after_sha256 = now
+    if now == rep.before_sha256:
+        return True, ("the rollback command's answer failed, but the running config read back "
+                      "is the one from before the push: rolled back")
+    return False, "the running config read back still differs from the one before the push"
+
+
 def run_tasks(nr: Nornir, names: list[str], task: Callable[..., Result], ctx: RunContext) -> None:
     """One Nornir run over `names`; results land in ctx.reports (the tasks never raise)."""
     chosen = set(names)
@@ -277,7 +326,21 @@ def run_tasks(nr: Nornir, names: list[str], task: Callable[..., Result], ctx: Ru
     subset.run(task=task, ctx=ctx, on_good=True, on_failed=True)
 
 
-def close(nr: Nornir, names: list[str]) -> None:
+def close(nr: Nornir, names: list[str], ctx: RunContext) -> None:
+    """Close the sessions; a device that stopped answering is given one more chance to, then
+    abandoned, so closing does not wait for it command after command."""
+    for name in names:
+        driver = ctx.drivers.get(name)
+        if driver is None or not driver.stalled:
+            continue
+        try:
+            if driver.silent:  # asked already: do not wait for it once more
+                raise DeviceError("timeout", "silent")
+            driver.resync()
+        except Exception:
+            note = driver.abandon()
+            if note:
+                ctx.reports[name].notes.append(note)
     chosen = set(names)
     nr.filter(filter_func=lambda h: h.name in chosen).close_connections(
         on_good=True, on_failed=True)

@@ -15,7 +15,8 @@ that change config need root (the fake `sudo` sets FAKE_ROOT=1), like the real `
 NVUE state: `.fake/applied.yaml`, `.fake/pending.yaml` (the pending revision after `nv config
 replace`), `.fake/confirm.json` (an apply waiting for `--confirm-yes`; it expires lazily on the
 next `nv` call, rolling back), `etc/nvue.d/startup.yaml` (saved config). `nv config diff`
-compares the parsed configs, as NVUE compares revisions, not their text.
+compares the parsed configs, as NVUE compares revisions, not their text, and prints the
+operations between them as NVUE does (`- set: {...}` / `- unset: {...}` YAML).
 
 BGP: every neighbour with a `remote-as` (SONiC) or under `vrf default router bgp neighbor`
 (NVUE) is Established, unless `.fake/bgp-down` exists (then all are Active/idle).
@@ -23,7 +24,6 @@ BGP: every neighbour with a `remote-as` (SONiC) or under `vrf default router bgp
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -217,6 +217,52 @@ def nv_validate(text: str) -> None:
                 fail(f"Invalid config [set]: '{key}' is not a valid property")
 
 
+def nv_tree(text: str) -> dict[str, Any]:
+    """The `set` operations of a startup.yaml merged into one tree (`header` dropped)."""
+    tree: dict[str, Any] = {}
+    for op in yaml.safe_load(text) or []:
+        merge(tree, op.get("set") or {})
+    return tree
+
+
+def merge(into: dict[str, Any], tree: dict[str, Any]) -> None:
+    for key, value in tree.items():
+        if isinstance(value, dict) and value and isinstance(into.get(key), dict):
+            merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def nv_diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """`nv config diff` as NVUE prints it: the operations that turn `old` into `new`, a
+    `- set:` tree of new or changed values and a `- unset:` tree of removed keys (null)."""
+
+    def sets(a: Any, b: Any) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict) and b:
+            out = {k: sets(a.get(k), v) for k, v in b.items() if a.get(k) != v}
+            return {k: v for k, v in out.items() if v != {} or b[k] == {}}
+        return b
+
+    def unsets(a: dict[str, Any], b: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in a.items():
+            if not isinstance(b, dict) or key not in b:
+                out[key] = None
+            elif isinstance(value, dict) and isinstance(b[key], dict) and value:
+                inner = unsets(value, b[key])
+                if inner:
+                    out[key] = inner
+        return out
+
+    ops: list[dict[str, Any]] = []
+    added, removed = sets(old, new), unsets(old, new)
+    if added:
+        ops.append({"set": added})
+    if removed:
+        ops.append({"unset": removed})
+    return ops
+
+
 def nv_config(args: list[str]) -> None:
     nv_expire()
     cmd, rest = (args[0], args[1:]) if args else ("", [])
@@ -231,13 +277,9 @@ def nv_config(args: list[str]) -> None:
         print("Loading config file: ... done")
     elif cmd == "diff":
         if pending.exists():
-            old_data = yaml.safe_load(applied.read_text())
-            new_data = yaml.safe_load(pending.read_text())
-            if old_data != new_data:
-                old = yaml.safe_dump(old_data, sort_keys=True).splitlines()
-                new = yaml.safe_dump(new_data, sort_keys=True).splitlines()
-                print("\n".join(difflib.unified_diff(old, new, "applied", "pending",
-                                                     lineterm="")))
+            ops = nv_diff(nv_tree(applied.read_text()), nv_tree(pending.read_text()))
+            if ops:
+                print(yaml.safe_dump(ops, sort_keys=False, default_flow_style=False), end="")
     elif cmd == "detach":
         pending.unlink(missing_ok=True)
     elif cmd == "apply":

@@ -16,6 +16,12 @@ with an address, a user, AAA, NTP, logging, eAPI) that a push must keep.
 
 `show ip bgp summary | json` lists every `neighbor X remote-as` of the running `router bgp` as
 Established, unless `bgp_down` is set on the state (then Active).
+
+The prompt is the running config's hostname, as on EOS: a commit (or an abort, a timer revert)
+that changes `hostname` changes the prompt the reply ends with. Failure knobs on the state:
+`silent_at` (a regex: the first command matching it takes effect, or not with `silent_applies`
+False, and the switch never answers again) and `late` (regex -> seconds a matching command's
+reply is late; the command takes effect at once).
 """
 
 from __future__ import annotations
@@ -125,16 +131,27 @@ class EosState:
         self.sessions: dict[str, Session] = {}
         (state_dir / "flash").mkdir(parents=True, exist_ok=True)
         self.bgp_down = False  # a test keeps this switch's BGP sessions down
+        self.silent_at: str | None = None  # see the module docstring
+        self.silent_applies = True
+        self.late: dict[str, float] = {}
         if not (state_dir / "running-config").exists():
             initial = Config.parse(INITIAL.replace("{name}", hostname))
             self.save("running-config", initial)
             self.save("startup-config", initial)
+        self.learn_hostname(self.load("running-config"))
 
     def load(self, name: str) -> Config:
         return Config.parse((self.dir / name).read_text())
 
     def save(self, name: str, config: Config) -> None:
         (self.dir / name).write_text(config.render())
+        if name == "running-config":  # EOS renames itself (and its prompt) on commit
+            self.learn_hostname(config)
+
+    def learn_hostname(self, config: Config) -> None:
+        named = next((b[0].split()[1] for b in config.blocks
+                      if b[0].startswith("hostname ") and len(b[0].split()) == 2), None)
+        self.hostname = named or "localhost"
 
     def uptime(self) -> float:
         return time.monotonic() - self.started
@@ -237,10 +254,20 @@ class Shell:
             buf += text.replace("\r\n", "\n").replace("\r", "\n")
             while "\n" in buf:
                 line, buf = buf.split("\n", 1)
+                st = self.state
+                if st.silent_at and re.search(st.silent_at, line):
+                    if st.silent_applies:
+                        self.command(line.strip())
+                    while chan.recv(65536):  # gone quiet: read, never answer
+                        pass
+                    return
                 out = self.command(line.strip())
                 if out is None:
                     chan.close()
                     return
+                late = max((s for p, s in st.late.items() if re.search(p, line)), default=0.0)
+                if late:
+                    time.sleep(late)
                 reply = (out.replace("\n", "\r\n") + "\r\n" if out else "") + self.prompt()
                 chan.sendall(reply.encode())
 
