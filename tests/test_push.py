@@ -862,6 +862,31 @@ def test_cli_push_dry_run_then_commit(lab: Lab, capsys: pytest.CaptureFixture[st
     assert main([*common, "--rail", "x"]) == 2
 
 
+def test_library_log_records_become_one_line_notes() -> None:
+    """nornir logs a failed task with its whole traceback; fabgen keeps the first line and the
+    exception, under the device it names, and nothing reaches the root logger or stderr."""
+    import logging
+    import traceback
+
+    from fabgen.push import liblog
+
+    try:
+        raise TimeoutError("Pattern not detected: 'spine\\-01\\#' in output.\nsecond line")
+    except TimeoutError:
+        tb = traceback.format_exc()
+    with liblog.captured() as log:
+        logging.getLogger("nornir.core.task").error(
+            "Host %r: task %r failed with traceback:\n%s", "spine-01", "close_connections_task",
+            tb)
+        logging.getLogger("paramiko.transport").error("Socket exception: reset (104)")
+        assert not logging.getLogger("nornir").propagate
+    assert log.take("spine-01") == ["nornir: task 'close_connections_task' failed: "
+                                    "TimeoutError: Pattern not detected: 'spine\\-01\\#' in "
+                                    "output."]
+    assert log.take_general() == ["paramiko: Socket exception: reset (104)"]
+    assert logging.getLogger("nornir").propagate  # restored
+
+
 def test_secrets_are_masked_in_every_output_mode(lab: Lab, capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A device whose error and diff carry the password (a CLI echoing a rejected line, a

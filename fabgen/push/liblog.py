@@ -22,19 +22,20 @@ _HOST = re.compile(r"^Host '([^']+)': ")
 
 def one_line(record: logging.LogRecord) -> tuple[str | None, str]:
     """(the device the record is about, if it says; the record as one line)."""
-    lines = [x.strip() for x in record.getMessage().splitlines() if x.strip()]
-    if record.exc_info and record.exc_info[1] is not None:
-        exc = record.exc_info[1]
-        lines.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
-    first = lines[0] if lines else record.levelname.lower()
+    raw = record.getMessage().splitlines()
+    first = next((x.strip() for x in raw if x.strip()), record.levelname.lower())
     host = None
     m = _HOST.match(first)
     if m:
         host, first = m.group(1), first[m.end():]
     text = first.removesuffix(" with traceback:").rstrip(":")
-    if len(lines) > 1 and ("Traceback (most recent call last)" in lines[1:2]
-                           or record.exc_info):
-        text += f": {lines[-1]}"  # a traceback ends with the exception: keep only that
+    starts = [i for i, x in enumerate(raw) if x.startswith("Traceback (most recent call")]
+    if starts:  # keep the exception: the first unindented line after the last traceback header
+        exc = next((x for x in raw[starts[-1] + 1:] if x and not x[0].isspace()), "")
+        text += f": {exc.strip()}" if exc else ""
+    elif record.exc_info and record.exc_info[1] is not None:
+        err = record.exc_info[1]
+        text += ": " + (f"{type(err).__name__}: {err}".splitlines() or [""])[0]
     return host, f"{record.name.split('.')[0]}: {text}"
 
 
