@@ -12,6 +12,7 @@ from fabgen.output import with_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
+    anta,
     cabling,
     eos,
     nccl,
@@ -33,7 +34,7 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET]
     return {t.name: t for t in order}
 
 
@@ -42,6 +43,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
+    "daytwo": ("anta",),
 }
 
 
