@@ -12,6 +12,7 @@ from fabgen.output import with_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
+    alerts,
     anta,
     cabling,
     eos,
@@ -23,6 +24,7 @@ from fabgen.targets import (
     report,
     resolved,
     sonic,
+    telemetry,
 )
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
@@ -34,7 +36,8 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET,
+                           telemetry.TARGET, alerts.TARGET]
     return {t.name: t for t in order}
 
 
@@ -43,7 +46,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
-    "daytwo": ("anta",),
+    "daytwo": ("anta", "telemetry", "alerts"),
 }
 
 
