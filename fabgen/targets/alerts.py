@@ -262,8 +262,8 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
     rules.append(_rule(
         "LinkWrongSpeed", _speed_expr(sig, switches, sel), 300, "warning", fabric,
         f"{where} runs at the wrong speed",
-        "The port is up at a speed other than the cabling plan's ({{ $value }} in the "
-        "collector's unit): a wrong optic or cable, a failed lane or auto-negotiation fell "
+        f"The port is up at a speed other than the cabling plan's "
+        f"({_planned(switches)}): a wrong optic or cable, a failed lane or auto-negotiation fell "
         "back. The link carries less than the fabric was sized for and its ECMP share "
         "congests first."))
     window = mon.link_flap_window_s
@@ -276,6 +276,11 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
         "withdraws and re-adds BGP paths and retrains the link; NCCL jobs see stalls. Check "
         "the optic, the cable and the port's error counters."))
     return {"name": f"fabgen-{fabric}-{sig.platform}", "rules": rules}
+
+
+def _planned(switches: list[ExpectedSwitch]) -> str:
+    speeds = sorted({p.speed_gbps for s in switches for p in s.ports})
+    return " or ".join(f"{s}G" for s in speeds)
 
 
 def _queue_label(sig: Signals) -> str:
