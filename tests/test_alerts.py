@@ -44,10 +44,12 @@ def _annotated(rules: Path, tests: list[dict[str, Any]]) -> list[dict[str, Any]]
             for exp in check["exp_alerts"]:
                 labels = exp["exp_labels"]
                 templates = by_key[check["alertname"], labels["platform"]]
-                exp["exp_annotations"] = {
-                    k: re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], v)
-                    for k, v in templates.items()}
+                exp["exp_annotations"] = {k: _fill(v, labels) for k, v in templates.items()}
     return tests
+
+
+def _fill(template: str, labels: dict[str, str]) -> str:
+    return re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels[m.group(1)], template)
 
 
 def _run_tests(rules: Path, tests: list[dict[str, Any]]) -> None:

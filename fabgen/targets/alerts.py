@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import yaml
@@ -164,7 +165,7 @@ def _thresholds(switches: list[ExpectedSwitch], mon: MonitoringSpec) -> tuple[in
 
 
 def _make_rule(alert: str, expr: str, for_s: int, severity: str, fabric: str, summary: str,
-          description: str, platform: str) -> dict[str, Any]:
+          description: str, *, platform: str) -> dict[str, Any]:
     rule: dict[str, Any] = {
         "alert": alert, "expr": expr,
         # `platform` keeps one alert name per platform group distinct (promtool's lint).
@@ -192,8 +193,7 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
 
     dev, port = sig.device, sig.port
 
-    def _rule(*args: Any) -> dict[str, Any]:
-        return _make_rule(*args, sig.platform)
+    _rule = partial(_make_rule, platform=sig.platform)
 
     where = f"{{{{ $labels.{dev} }}}} {{{{ $labels.{port} }}}}"
     storm, pause = _thresholds(switches, mon)
@@ -324,8 +324,7 @@ def _host_group(fabric: str) -> dict[str, Any]:
 def _infiniband_group(fabric: str, mon: MonitoringSpec) -> dict[str, Any]:
     rules = []
 
-    def _rule(*args: Any) -> dict[str, Any]:
-        return _make_rule(*args, "infiniband")
+    _rule = partial(_make_rule, platform="infiniband")
 
     for kind, name_label in (("switch", "switch"), ("hca", "hca")):
         info = f"on(guid) group_left({name_label}) infiniband_{kind}_info"
