@@ -15,6 +15,7 @@ from fabgen.targets import (
     alerts,
     anta,
     cabling,
+    collect,
     eos,
     nccl,
     nic,
@@ -36,7 +37,7 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET,
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
                            telemetry.TARGET, alerts.TARGET]
     return {t.name: t for t in order}
 
@@ -46,7 +47,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
-    "daytwo": ("anta", "telemetry", "alerts"),
+    "daytwo": ("anta", "collect", "telemetry", "alerts"),
 }
 
 
