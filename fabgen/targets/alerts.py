@@ -150,14 +150,15 @@ def rules_data(ctx: RenderContext) -> dict[str, Any]:
     for platform in ("sonic", "eos", "nvue"):
         mine = [s for s in switches if s.platform == platform]
         if mine:
-            groups.append(_switch_group(ctx.fabric.name, SIGNALS[platform], mine, ctx.qos, mon))
+            groups.append(_switch_group(ctx.fabric.name, SIGNALS[platform], mine, ctx.qos, mon,
+                                        _thresholds(list(switches), mon)))
     groups.append(_host_group(ctx.fabric.name))
     return {"groups": groups}
 
 
 def _thresholds(switches: list[ExpectedSwitch], mon: MonitoringSpec) -> tuple[int, int]:
-    """(storm, pause-rate) frames per second: the intent's, or derived from the slowest planned
-    link (the lowest rate that holds a link paused, so no link's storm goes unseen)."""
+    """(storm, pause-rate) frames per second: the intent's, or derived from the fabric's slowest
+    planned link (the lowest rate that holds a link paused, so no link's storm goes unseen)."""
     slowest = min(p.speed_gbps for s in switches for p in s.ports)
     storm = mon.pfc_storm_pps or continuous_pause_pps(slowest)
     pause = mon.pause_rate_pps or max(1, storm // 10)
@@ -178,7 +179,7 @@ def _make_rule(alert: str, expr: str, for_s: int, severity: str, fabric: str, su
 
 
 def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], plan: QosPlan,
-                  mon: MonitoringSpec) -> dict[str, Any]:
+                  mon: MonitoringSpec, thresholds: tuple[int, int]) -> dict[str, Any]:
     q = str(plan.rdma.queue)
     prio = str(plan.rdma.priority)
     # gnmic labels its series with the fabric (target event-tags); NVUE's OTLP carries only the
@@ -196,7 +197,7 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
     _rule = partial(_make_rule, platform=sig.platform)
 
     where = f"{{{{ $labels.{dev} }}}} {{{{ $labels.{port} }}}}"
-    storm, pause = _thresholds(switches, mon)
+    storm, pause = thresholds
     rules = [
         _rule("PfcStorm", f"rate({sel(sig.pfc_rx, prio)}[1m]) > {storm}",
               mon.pfc_storm_for_s, "critical", fabric,
