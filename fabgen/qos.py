@@ -268,22 +268,19 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         seen.setdefault(cls.priority, (cls.name, cls.weight))
 
 
-_CABLE_WHAT = {"cable_length_m": "host-to-leaf cables (NIC and leaf host ports)",
-               "fabric_cable_length_m": "switch-to-switch cables"}
-
-
 def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
     """PFC headroom is only as right as the cable length it is sized for: say when the intent
     left it to a default, and refuse a SONiC buffer model the switches' vendor does not have."""
     from fabgen.catalog.buffers import model_for
 
     q = intent.qos
-    for field in CABLE_FIELDS:
-        if field not in q.model_fields_set:
-            diags.warn(f"{field} not set: PFC headroom assumes {getattr(q, field)} m "
-                       f"{_CABLE_WHAT[field]}; too short a length drops lossless traffic under "
-                       "incast", ("qos", field),
-                       "measure the longest cable of that class and set it")
+    missing = [f for f in CABLE_FIELDS if f not in q.model_fields_set]
+    if missing:
+        assumed = ", ".join(f"{f} {getattr(q, f)} m" for f in missing)
+        diags.warn(f"cable lengths not measured ({assumed} assumed): PFC headroom is sized "
+                   "from them, and too short a length drops lossless traffic under incast",
+                   ("qos",), "set qos." + " and qos.".join(missing) + " to the longest cable "
+                   "of each class")
     if q.buffer_model == "auto":
         return
     roles = used_platforms(intent)

@@ -416,26 +416,21 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     return tables
 
 
-def _cable_lengths(switch: Switch, ports: list[_Port], names: list[str],
-                   plan: QosPlan) -> dict[str, int]:
-    """Metres per port for PFC headroom, by link class (qos.cable_length_m to hosts,
-    fabric_cable_length_m leaf-spine, core_cable_length_m spine-core).
+def _port_kinds(switch: Switch, ports: list[_Port], names: list[str]) -> dict[str, str]:
+    """Link class per port: node-leaf, leaf-spine or spine-core.
 
     A spare port takes the class its number has in the port plan (a leaf's first down_ports
     ports face hosts; a spine's up ports face the core), so headroom is right when it is
     cabled later.
     """
-    cabled = {p.name: plan.cable_m(p.link.kind) for p in ports}
+    cabled = {p.name: p.link.kind for p in ports}
     above = {"leaf": "leaf-spine", "spine": "spine-core", "core": "spine-core"}
     below = {"leaf": "node-leaf", "spine": "leaf-spine", "core": "spine-core"}
-    out: dict[str, int] = {}
-    for number, name in enumerate(names, start=1):
-        if name in cabled:
-            out[name] = cabled[name]
-        else:
-            kind = below[switch.role] if number <= switch.down_ports else above[switch.role]
-            out[name] = plan.cable_m(kind)
-    return out
+    # The top tier has no up ports: its spare ports face the tier below.
+    top = switch.up_ports == 0
+    return {name: cabled.get(name) or (below[switch.role] if top or number <= switch.down_ports
+                                       else above[switch.role])
+            for number, name in enumerate(names, start=1)}
 
 
 def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBuffers:
@@ -449,14 +444,12 @@ def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBu
 def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
                     plan: QosPlan) -> sonic_buffers.SwitchBuffers:
     names = list(port_table)
-    lengths = _cable_lengths(switch, ports, names, plan)
-    host_side = {p.name for p in ports if p.link.kind == "node-leaf"}
+    kinds = _port_kinds(switch, ports, names)
     lanes = native_lanes(switch.model) // switch.breakout
     cables = [sonic_buffers.PortCable(
         name=name, admin_up=port_table[name]["admin_status"] == "up",
-        speed_gbps=int(port_table[name]["speed"]) // 1000, lanes=lanes, cable_m=lengths[name],
-        host=name in host_side or (switch.role == "leaf" and number <= switch.down_ports))
-        for number, name in enumerate(names, start=1)]
+        speed_gbps=int(port_table[name]["speed"]) // 1000, lanes=lanes,
+        cable_m=plan.cable_m(kinds[name]), kind=kinds[name]) for name in names]
     lossless_pgs = sorted(set(plan.pfc_priorities))
     lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
     requested = plan.buffer_model if plan.buffer_model in ("traditional", "dynamic") else "auto"

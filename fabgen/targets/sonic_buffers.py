@@ -55,7 +55,7 @@ class PortCable:
     speed_gbps: int
     lanes: int
     cable_m: int  # the real (intent) length
-    host: bool  # faces a host (or would, once cabled)
+    kind: str  # link class: node-leaf, leaf-spine, spine-core (planned, for a spare port)
 
 
 @dataclass(frozen=True, slots=True)

@@ -277,6 +277,7 @@ def _fmt(value: Fraction) -> str:
     return text
 
 
+FORMULA_NAME = "sonic-swss buffer_headroom_mellanox.lua"
 FORMULA = ("xoff = ceil1K(lossless_mtu + (frame + 2 x L x speed / 1.98e8 m/s / 8 + mac_phy + "
            "peer_response + tile) x cell_occupancy); xon = pipeline_latency (x2 on 8 lanes); "
            "size = xon + xoff (+ one frame on 8 lanes)")
@@ -291,6 +292,9 @@ def derive(sku: str | None, asic_key: str, speed_mbps: int, cable_m: int, *, por
     source = ""
     if dynamic or sku is None:
         rules, pattern, frame, overhead, shp = CURRENT, DYNAMIC_PATTERN, port_mtu, None, False
+        if sku is not None and (speed_mbps, cable_m) in (lookup := table(sku)).rows:
+            # For comparison: the traditional model's row (sized for 100% small packets).
+            vendor, source = lookup.rows[speed_mbps, cable_m], lookup.source
     else:
         spec = TABLES[sku]
         rules, pattern, frame, overhead = spec.rules, spec.pattern, spec.frame, spec.overhead_mtu
