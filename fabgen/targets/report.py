@@ -280,6 +280,9 @@ class ReportTarget:
         context["headroom_formulas"] = headroom_report.headroom_formulas(context["headroom"])
         context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
         context["whatif"] = _whatif_section(ctx)
+        from fabgen.targets import howto
+
+        context["howto"] = howto.howto_markdown(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
