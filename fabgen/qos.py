@@ -286,12 +286,16 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
     roles = used_platforms(intent)
     t = intent.topology
     specs = {"leaf": t.leaf, "spine": t.spine or t.leaf, "core": t.core or t.spine or t.leaf}
+    if t.core is None and t.tiers != 3:
+        del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
+    by_model: dict[str, list[str]] = {}
     for role, platform in roles.items():
         model = specs[role].model
-        if platform != "sonic" or model is None:
-            continue
+        if platform == "sonic" and model is not None:
+            by_model.setdefault(model, []).append(role)
+    for model, on in by_model.items():
         buffers = model_for(model, 1)
         if buffers is not None and q.buffer_model not in buffers.modes:
-            diags.error(f"{role} {model} ({buffers.family}) has no SONiC {q.buffer_model} "
-                        "buffer model", ("qos", "buffer_model"),
-                        f"use {' or '.join(buffers.modes)} (or auto)")
+            diags.error(f"{model} ({buffers.family}, {'/'.join(on)}) has no SONiC "
+                        f"{q.buffer_model} buffer model", ("qos", "buffer_model"),
+                        f"use {' or '.join(buffers.modes)}, or auto")

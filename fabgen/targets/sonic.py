@@ -24,6 +24,7 @@ from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
 from fabgen.targets import sonic_buffers
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.eos import UnsupportedPlan
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
 
 __all__ = [
@@ -462,7 +463,8 @@ def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
             lossy_queues=[q for q in _QUEUES if q not in lossless_queues],
             port_mtu=plan.mtu, map_name=MAP_NAME)
     except ValueError as exc:
-        raise ValueError(f"{switch.name}: {exc}") from None
+        # The render stage reports UnsupportedPlan as a plain error (no traceback).
+        raise UnsupportedPlan(f"sonic: {switch.name}: {exc}") from None
 
 
 def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
