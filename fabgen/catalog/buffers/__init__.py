@@ -2,9 +2,9 @@
 
 One module per ASIC family holds the vendor's formula or published table and the source of
 every constant beside it (`spectrum` for NVIDIA Spectrum, `tomahawk` for Broadcom Tomahawk 5
-as Arista publishes it). This package holds what they share: the shape of a lossless-PG
-profile, of a vendor lookup table (SONiC's pg_profile_lookup.ini), of a derivation the report
-prints, and `model_for(model, breakout)`, the one entry point the targets call.
+as Arista publishes it). `model.py` holds what they share (the shape of a lossless-PG
+profile, of a vendor lookup table, of a derivation the report prints), re-exported here with
+`model_for(model, breakout)`, the one entry point the targets call.
 
 A switch with no entry (a custom switch, or a SKU whose vendor publishes no numbers) gets
 `None`: the targets then render no headroom of their own and say so, rather than guess.
