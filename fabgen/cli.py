@@ -107,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", metavar="PATTERN",
                    help="render per-device files only for devices matching a glob "
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="render with N processes (default: this machine's cores; 1 renders in "
+                        "one process); the files are the same for every N")
     common(p)
 
     p = sub.add_parser("plan", help="print switch/cable counts without writing files",
@@ -310,6 +313,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from fabgen import output
     from fabgen.intent import load
+    from fabgen.jobs import available_cores
     from fabgen.render import render
 
     with default_intent(args.intent, console) as intent_path:
@@ -327,7 +331,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
         raise output.OutputError(f"{dest} holds a full render; write a partial render "
                                  "(--only/--devices) to another directory")
     with progress_bar(console, enabled=not (args.json or args.quiet)) as progress:
-        files = render(loaded, only=only, devices=args.devices, progress=progress)
+        files = render(loaded, only=only, devices=args.devices, progress=progress,
+                       jobs=args.jobs or available_cores())
     if args.check:
         result = output.check(dest, files, subset=partial)
         if args.json:
@@ -351,6 +356,17 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     else:
         console.info(f"wrote {len(files)} files to {dest}")
     return EXIT_OK
+
+
+def _jobs(text: str) -> int:
+    """--jobs N: a whole number of processes, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 process, not {value}")
+    return value
 
 
 @contextlib.contextmanager
@@ -380,15 +396,17 @@ def progress_bar(console: Console, enabled: bool) -> Iterator[Progress | None]:
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as RichProgress
 
+    # Redrawn on each step, not by rich's refresh thread: `--jobs` forks worker processes,
+    # and forking while another thread holds a lock (the terminal's) can hang the child.
     bar = RichProgress(TextColumn("rendering {task.description:<12}"), BarColumn(),
                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                        console=RichConsole(stderr=True, no_color=not console.color),
-                       transient=True)
+                       transient=True, auto_refresh=False)
     with bar:
         task = bar.add_task("", total=None)
 
         def update(name: str, done: int, total: int) -> None:
-            bar.update(task, description=name, completed=done, total=total)
+            bar.update(task, description=name, completed=done, total=total, refresh=True)
 
         yield update
 

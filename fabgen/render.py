@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from fabgen import jobs as jobs_module
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
+from fabgen.intent.models import Intent
 from fabgen.output import with_manifest
 from fabgen.targets import (
     RenderContext,
@@ -27,6 +30,7 @@ from fabgen.targets import (
     sonic,
     telemetry,
 )
+from fabgen.targets.base import SplitTarget
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
 
@@ -91,34 +95,125 @@ def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
     return keep
 
 
-def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
-           devices: str | None = None, progress: Progress | None = None) -> dict[str, str]:
-    """Render every applicable target (or the selected ones) plus manifest.json."""
-    intent = loaded.intent
-    names = select(only)
-    ctx = RenderContext(intent=intent, fabric=build(intent),
-                        qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
-                        base_dir=Path(loaded.source.path).parent)
-    keep = _device_filter(ctx.fabric, devices) if devices else None
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One piece of a render: a whole target, or a run of a split target's units."""
+
+    target: str
+    units: tuple[str, ...] | None  # None: the whole target
+
+
+# Units per work item: enough to amortise handing an item to a worker (a few hundred
+# microseconds), few enough that several items per worker balance the load and a finished item
+# (a few MB of configs at most) is small in the parent's memory.
+MAX_UNITS_PER_ITEM = 64
+ITEMS_PER_JOB = 8
+
+
+def plan_work(ctx: RenderContext, names: list[str], jobs: int,
+              devices: Callable[[str], bool] | None = None) -> list[WorkItem]:
+    """The render cut into items, in output order. `devices` drops the units of devices that
+    do not match `--devices` (the files of other units are kept)."""
     registry = targets()
-    files: dict[str, str] = {}
-    for i, name in enumerate(names):
-        if progress:
-            progress(name, i, len(names))
+    known = ctx.index.switches.keys() | ctx.index.hosts.keys()
+    items: list[WorkItem] = []
+    for name in names:
         target = registry[name]
         if not target.applies(ctx):
             continue
-        try:
-            rendered = target.render(ctx)
-        except eos.UnsupportedPlan as exc:
-            raise RenderError(str(exc)) from None
-        for path, text in rendered.items():
-            if path in files:
-                raise RenderError(f"target {name!r} writes {path}, already written by another")
-            if keep is None or keep(path):
-                files[path] = text
+        split = getattr(target, "units", None)
+        if split is None:
+            items.append(WorkItem(name, None))
+            continue
+        units = [u for u in split(ctx) if devices is None or u not in known or devices(u)]
+        size = max(1, min(MAX_UNITS_PER_ITEM, -(-len(units) // (jobs * ITEMS_PER_JOB))))
+        items.extend(WorkItem(name, tuple(units[i:i + size]))
+                     for i in range(0, len(units), size))
+    return items
+
+
+def render_item(ctx: RenderContext, item: WorkItem) -> list[tuple[str, str]]:
+    """The files of one work item, in order."""
+    target = targets()[item.target]
+    if item.units is None:
+        return list(target.render(ctx).items())
+    split: SplitTarget = target  # type: ignore[assignment]
+    return [file for unit in item.units for file in split.render_unit(ctx, unit).items()]
+
+
+# The context a worker renders from: set by `_files` before the pool starts, so a forked worker
+# inherits it; a spawned worker builds it from the intent in _init_worker.
+_CONTEXT: RenderContext | None = None
+
+
+def _init_worker(intent: Intent, base_dir: Path | None) -> None:
+    global _CONTEXT
+    if _CONTEXT is None:  # spawned: nothing was inherited
+        _CONTEXT = context(intent, base_dir)
+
+
+def _render_in_worker(item: WorkItem) -> list[tuple[str, str]]:
+    assert _CONTEXT is not None, "worker started without a render context"
+    return render_item(_CONTEXT, item)
+
+
+def context(intent: Intent, base_dir: Path | None) -> RenderContext:
+    """Build and plan the fabric; the context (and its index) every target renders from."""
+    return RenderContext(intent=intent, fabric=build(intent),
+                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
+                         base_dir=base_dir)
+
+
+def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
+           progress: Progress | None) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(target, files) of every item, in item order, rendered here or by `jobs` workers."""
+    global _CONTEXT
+    if jobs <= 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            if progress:
+                progress(item.target, i, len(items))
+            yield item.target, render_item(ctx, item)
+        return
+    _CONTEXT = ctx
+    results = jobs_module.ordered_map(_render_in_worker, items, jobs, initializer=_init_worker,
+                                      initargs=(ctx.intent, ctx.base_dir))
+    try:
+        for i, (item, files) in enumerate(zip(items, results, strict=True)):
+            if progress:
+                progress(item.target, i, len(items))
+            yield item.target, files
+    finally:
+        results.close()  # stops the workers now, also when the consumer gave up early
+        _CONTEXT = None
+
+
+def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
+           devices: str | None = None, progress: Progress | None = None,
+           jobs: int = 1) -> dict[str, str]:
+    """Render every applicable target (or the selected ones) plus manifest.json.
+
+    `jobs` > 1 spreads the work over that many processes (fabgen.jobs); the files are the same
+    bytes for every value, and 1 renders in this process.
+    """
+    intent = loaded.intent
+    names = select(only)
+    ctx = context(intent, Path(loaded.source.path).parent)
+    keep = _device_filter(ctx.fabric, devices) if devices else None
+    matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
+    items = plan_work(ctx, names, jobs, matching)
+    files: dict[str, str] = {}
+    try:
+        for name, rendered in _files(ctx, items, jobs, progress):
+            for path, text in rendered:
+                if path in files:
+                    raise RenderError(f"target {name!r} writes {path}, already written by "
+                                      "another")
+                if keep is None or keep(path):
+                    files[path] = text
+    except eos.UnsupportedPlan as exc:
+        raise RenderError(str(exc)) from None
     if progress:
-        progress("done", len(names), len(names))
+        progress("done", len(items), len(items))
     partial: dict[str, object] | None = None
     if only is not None or devices is not None:
         partial = {"only": names, "devices": devices}

@@ -14,6 +14,7 @@ from fabgen.intent.loader import load
 from fabgen.render import render
 from fabgen.targets import anta as anta_target
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.verify.expect import expected_switches
 from tests.conftest import ROOT
 
@@ -42,7 +43,8 @@ def test_catalog_checks_the_plan(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     loaded = load(MIXED)
     plan = qos.plan(loaded.intent)
-    eos = [s for s in expected_switches(build(loaded.intent), plan) if s.platform == "eos"]
+    switches = expected_switches(FabricIndex(build(loaded.intent)), plan)
+    eos = [s for s in switches if s.platform == "eos"]
     leaf = eos[0]
     mine = [t for t in catalog.tests if t.inputs.filters and t.inputs.filters.tags == {leaf.name}]
     by_name = {t.test.__name__: t.inputs for t in mine}

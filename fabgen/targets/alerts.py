@@ -30,7 +30,7 @@ import yaml
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.verify.expect import ExpectedSwitch, expected_switches
+from fabgen.verify.expect import ExpectedSwitch, expected
 
 __all__ = [
     "PAUSE_QUANTUM_BITS",
@@ -145,7 +145,7 @@ def rules_data(ctx: RenderContext) -> dict[str, Any]:
         return {"groups": [_infiniband_group(ctx.fabric.name, mon)]}
     if ctx.qos is None:
         raise ValueError("the alerts target needs the QoS plan of a RoCE fabric")
-    switches = expected_switches(ctx.fabric, ctx.qos)
+    switches = ctx.derived(expected)
     groups = []
     for platform in ("sonic", "eos", "nvue"):
         mine = [s for s in switches if s.platform == platform]

@@ -22,7 +22,7 @@ from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.targets import eos
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.verify.expect import ExpectedSwitch, expected_switches
+from fabgen.verify.expect import ExpectedSwitch, expected
 
 __all__ = ["CATALOG", "TARGET", "AntaTarget", "catalog_data", "catalog_text"]
 
@@ -45,7 +45,7 @@ class AntaTarget:
     def render(self, ctx: RenderContext) -> Artifacts:
         if ctx.qos is None:
             raise ValueError("the anta target renders RoCE fabrics only")
-        switches = [s for s in expected_switches(ctx.fabric, ctx.qos) if s.platform == "eos"]
+        switches = [s for s in ctx.derived(expected) if s.platform == "eos"]
         data = catalog_data(switches, ctx.qos, ctx.intent.monitoring)
         return {CATALOG: catalog_text(data, ctx.fabric.name)}
 

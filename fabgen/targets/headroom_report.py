@@ -28,7 +28,7 @@ def _bytes(p: PgProfile) -> str:
 
 
 def _kinds(ctx: RenderContext, switch: Switch) -> list[str]:
-    kinds = {lk.kind for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)}
+    kinds = {p.kind for p in ctx.index.ports(switch)}
     return sorted(kinds, key=list(_CLASS).index)
 
 
@@ -128,8 +128,19 @@ def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     builders = {"sonic": _sonic_rows, "nvue": _nvue_rows, "eos": _eos_rows}
     for switch in _representatives(ctx):
-        rows.extend(builders[switch.platform](ctx, switch, plan))
+        rows.extend(builders.get(switch.platform, _unmodelled_rows)(ctx, switch, plan))
     return rows
+
+
+def _unmodelled_rows(ctx: RenderContext, switch: Switch,
+                     plan: QosPlan) -> list[dict[str, str]]:
+    """A platform with no headroom rows of its own yet (a new one, before its buffer model is
+    added): its ports are listed as not sized rather than left out of the table."""
+    return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "no model in fabgen", "inputs": "-",
+             "formula": "-", "result": "platform default", "vendor": "-",
+             "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
 
 
 def headroom_formulas(rows: list[dict[str, str]]) -> list[str]:

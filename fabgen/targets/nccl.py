@@ -62,7 +62,7 @@ class Entry:
 
 def hca_list(ctx: RenderContext) -> str:
     """NCCL_IB_HCA: the compute ports cabled to the fabric, in rail order, exact names."""
-    ports = nic.profile_ports(ctx.fabric)
+    ports = nic.profile_ports(ctx)
     return "=" + ",".join(f"{p.rdma_device}:{p.ib_port}" for p in ports)
 
 
@@ -88,7 +88,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
                   "fail at start rather than silently run without GPUDirect RDMA"),
             bootstrap,
         ]
-    ports = nic.profile_ports(fabric)
+    ports = nic.profile_ports(ctx)
     out = [Entry("NCCL_IB_HCA", hca_list(ctx),
                  f"the {len(ports)} compute ports cabled to the fabric, in rail order, as "
                  "device:port; '=' matches names exactly (mlx5_1 would also match mlx5_10)")]

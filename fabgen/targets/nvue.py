@@ -45,6 +45,7 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -52,10 +53,9 @@ import yaml
 from fabgen import qos
 from fabgen.catalog.ports import native_lanes, port_name
 from fabgen.qos import QosPlan
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.eos import (
     FabricPort,
-    FabricView,
     QueueSpec,
     UnsupportedPlan,
     ecmp_width,
@@ -84,10 +84,15 @@ class NvueTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
 
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == PLATFORM]
+
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        switch = ctx.index.switches[unit]
+        return {f"nvue/{unit}/startup.yaml": startup_yaml(device_config(ctx, switch))}
+
     def render(self, ctx: RenderContext) -> Artifacts:
-        view = FabricView(ctx.fabric)
-        return {f"nvue/{s.name}/startup.yaml": startup_yaml(device_config(ctx, s, view=view))
-                for s in ctx.fabric.switches if s.platform == PLATFORM}
+        return by_unit(self, ctx)
 
 
 TARGET = NvueTarget()
@@ -108,15 +113,14 @@ def startup_yaml(config: dict[str, Any]) -> str:
                      width=4096, allow_unicode=False)
 
 
-def device_config(ctx: RenderContext, switch: Switch, *,
-                  view: FabricView | None = None) -> dict[str, Any]:
+def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     """The NVUE object tree of one switch, `{"set": {...}}`, plain values only."""
     if switch.platform != PLATFORM:
         raise ValueError(f"{switch.name} runs {switch.platform}, not {PLATFORM}")
     plan = _plan(ctx)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
-    ports = (view or FabricView(ctx.fabric)).ports(switch)
+    ports = ctx.index.ports(switch)
     return {"set": {
         "interface": _interface(ctx, switch, ports, plan),
         "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"}),
@@ -160,7 +164,7 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
             link["speed"] = f"{switch.speed_gbps}G"
         entry: dict[str, Any] = {
             "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
-            "ip": {"address": {str(p.address): {}}},
+            "ip": {"address": {p.interface_address: {}}},
             "link": link,
             "type": "swp",
         }
@@ -274,10 +278,9 @@ def _vrf(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
         if p.peer_switch is not None:
             if p.peer_switch.asn is None:
                 raise ValueError(f"{p.peer} has no ASN")
-            neighbors[str(p.peer_address.ip)] = {"remote-as": p.peer_switch.asn,
-                                                 "type": "numbered"}
+            neighbors[p.peer_ip] = {"remote-as": p.peer_switch.asn, "type": "numbered"}
         else:
-            networks[str(p.address.network)] = {}  # host subnets, on a leaf
+            networks[p.subnet] = {}  # host subnets, on a leaf
     width = ecmp_width(ports)
     if width > MAX_ECMP:
         raise UnsupportedPlan(f"{PLATFORM}: {switch.name} needs {width} ECMP paths; NVUE "

@@ -40,7 +40,7 @@ LINK_LAYER = {"roce": "Ethernet", "infiniband": "InfiniBand"}
 def check_data(ctx: RenderContext) -> dict[str, Any]:
     """The target-shaped data of hosts/preflight.sh: every expected value it compares."""
     fabric, intent = ctx.fabric, ctx.intent
-    ports = nic.profile_ports(fabric)
+    ports = nic.profile_ports(ctx)
     roce = fabric.transport == "roce"
     data: dict[str, Any] = {
         "fabric": fabric.name,

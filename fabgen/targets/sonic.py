@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
-from ipaddress import IPv4Interface
+from collections.abc import Sequence
 from typing import Any
 
 from fabgen import catalog, templating
@@ -23,9 +22,10 @@ from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
 from fabgen.targets import sonic_buffers
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.eos import UnsupportedPlan
-from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
+from fabgen.topology.index import FabricPort
+from fabgen.topology.model import Role, Switch
 
 __all__ = [
     "MAP_NAME",
@@ -93,18 +93,19 @@ class SonicTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == "sonic" for s in ctx.fabric.switches)
 
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == "sonic"]
+
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        switch = ctx.index.switches[unit]
+        ports = ctx.index.ports(switch)
+        return {
+            f"sonic/{unit}/config_db.json": config_db_text(_device_config(ctx, switch, ports)),
+            f"sonic/{unit}/frr.conf": frr_text(_frr_data(ctx, switch, ports)),
+        }
+
     def render(self, ctx: RenderContext) -> Artifacts:
-        index = _links_by_switch(ctx.fabric)
-        hosts = {h.name: h for h in ctx.fabric.hosts}  # once: per switch it was O(switches*hosts)
-        out: Artifacts = {}
-        for switch in ctx.fabric.switches:
-            if switch.platform != "sonic":
-                continue
-            ports = _ports(ctx.fabric, switch, index.get(switch.name, ()), hosts)
-            out[f"sonic/{switch.name}/config_db.json"] = config_db_text(
-                _device_config(ctx, switch, ports))
-            out[f"sonic/{switch.name}/frr.conf"] = frr_text(_frr_data(ctx, switch, ports))
-        return out
+        return by_unit(self, ctx)
 
 
 TARGET = SonicTarget()
@@ -112,64 +113,22 @@ TARGET = SonicTarget()
 
 # --- facts per port -------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class _Port:
-    """One cabled port of the switch being rendered, with what is at the other end."""
-
-    number: int  # logical port 1..radix
-    name: str  # Ethernet<N>
-    link: Link
-    address: IPv4Interface | None  # this end's /31
-    peer: str
-    peer_port: str
-    peer_address: IPv4Interface | None
-    peer_asn: int | None  # None for a host (hosts do not speak BGP)
+def _peer_port(p: FabricPort) -> str:
+    """The peer's port as SONiC descriptions and FRR name it: a switch's interface, or a
+    host port's RDMA device (as the cabling plan names it)."""
+    return host_port_name(p.peer_host_port) if p.peer_host_port is not None else p.peer_port
 
 
-def _links_by_switch(fabric: Fabric) -> dict[str, list[Link]]:
-    index: dict[str, list[Link]] = {}
-    for link in fabric.links:
-        index.setdefault(link.a_device, []).append(link)
-        index.setdefault(link.z_device, []).append(link)
-    return index
-
-
-def _ports(fabric: Fabric, switch: Switch, links: list[Link] | tuple[Link, ...],
-           hosts: dict[str, Host] | None = None) -> list[_Port]:
-    switches = fabric.by_name or {s.name: s for s in fabric.switches}
-    if hosts is None:
-        hosts = {h.name: h for h in fabric.hosts}
-    ports: list[_Port] = []
-    for link in links:
-        if link.a_device == switch.name:
-            number, address = link.a_port, link.a_address
-            peer, peer_number, peer_address = link.z_device, link.z_port, link.z_address
-        else:
-            number, address = link.z_port, link.z_address
-            peer, peer_number, peer_address = link.a_device, link.a_port, link.a_address
-        peer_switch = switches.get(peer)
-        if peer_switch is not None:
-            peer_port = switch_port_name(peer_switch, peer_number)
-            peer_asn = peer_switch.asn
-        else:
-            peer_port = host_port_name(_host_port(hosts[peer], peer_number))
-            peer_asn = None
-        ports.append(_Port(number, switch_port_name(switch, number), link, address, peer,
-                           peer_port, peer_address, peer_asn))
-    # Logical port order is the natural order of Ethernet<N> (N grows with the port).
-    return sorted(ports, key=lambda p: p.number)
-
-
-def _host_port(host: Host, dev: int) -> HostPort:
-    return next(hp for hp in host.ports if hp.dev == dev)
+def _peer_asn(p: FabricPort) -> int | None:
+    """The peer switch's ASN; None for a host (hosts do not speak BGP)."""
+    return p.peer_switch.asn if p.peer_switch is not None else None
 
 
 # --- config_db ------------------------------------------------------------------------------
 
 def device_config(ctx: RenderContext, switch: Switch) -> ConfigDb:
     """The config_db.json of one SONiC switch as a dict of tables (every value a str)."""
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    return _device_config(ctx, switch, _ports(ctx.fabric, switch, links))
+    return _device_config(ctx, switch, ctx.index.ports(switch))
 
 
 def config_db_text(config: ConfigDb) -> str:
@@ -191,7 +150,8 @@ def _plan(ctx: RenderContext) -> QosPlan:
     return plan
 
 
-def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> ConfigDb:
+def _device_config(ctx: RenderContext, switch: Switch,
+                   ports: tuple[FabricPort, ...]) -> ConfigDb:
     plan = _plan(ctx)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
@@ -199,7 +159,7 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
     # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
     # must come up lossless, not with SONiC's defaults.
     names = list(port_table)
-    buffers = _switch_buffers(switch, ports, port_table, plan)
+    buffers = _switch_buffers(ctx, switch, port_table, plan)
     config: ConfigDb = {
         "DEVICE_METADATA": {"localhost": _metadata(switch, plan, buffers.mode)},
         "PORT": port_table,
@@ -286,9 +246,9 @@ def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
     return native + 1, lane_list, alias
 
 
-def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
-    index, lanes, alias = _lanes(switch, port.number)
-    description = _UNSAFE_DESCRIPTION.sub("_", f"{port.peer}:{port.peer_port}")
+def _port_entry(switch: Switch, port: FabricPort, plan: QosPlan) -> dict[str, str]:
+    index, lanes, alias = _lanes(switch, port.port)
+    description = _UNSAFE_DESCRIPTION.sub("_", f"{port.peer}:{_peer_port(port)}")
     return {
         "admin_status": "up",
         "alias": alias,
@@ -301,7 +261,7 @@ def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
     }
 
 
-def _port_table(switch: Switch, ports: list[_Port], plan: QosPlan) -> Table:
+def _port_table(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan) -> Table:
     """Every front-panel port, cabled or not: `config reload` takes PORT as the whole port
     list, so a port missing here would vanish from the switch. Spare ports stay admin down,
     ready for the cable a growing unit adds."""
@@ -317,7 +277,7 @@ def _port_table(switch: Switch, ports: list[_Port], plan: QosPlan) -> Table:
     return table
 
 
-def _interfaces(ports: list[_Port]) -> Table:
+def _interfaces(ports: tuple[FabricPort, ...]) -> Table:
     table: Table = {}
     for p in ports:
         if p.address is None:
@@ -329,17 +289,18 @@ def _interfaces(ports: list[_Port]) -> Table:
     return table
 
 
-def _bgp_neighbors(ports: list[_Port]) -> Table:
+def _bgp_neighbors(ports: tuple[FabricPort, ...]) -> Table:
     table: Table = {}
     for p in ports:
-        if p.peer_asn is None or p.address is None or p.peer_address is None:
+        asn = _peer_asn(p)
+        if asn is None or p.address is None or p.peer_address is None:
             continue
-        table[str(p.peer_address.ip)] = {
+        table[p.peer_address.ip] = {
             "admin_status": "up",
-            "asn": str(p.peer_asn),
+            "asn": str(asn),
             "holdtime": str(BGP_HOLDTIME_S),
             "keepalive": str(BGP_KEEPALIVE_S),
-            "local_addr": str(p.address.ip),
+            "local_addr": p.address.ip,
             "name": p.peer,
         }
     return table
@@ -417,35 +378,20 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     return tables
 
 
-def _port_kinds(switch: Switch, ports: list[_Port], names: list[str]) -> dict[str, str]:
-    """Link class per port: node-leaf, leaf-spine or spine-core.
-
-    A spare port takes the class its number has in the port plan (a leaf's first down_ports
-    ports face hosts; a spine's up ports face the core), so headroom is right when it is
-    cabled later.
-    """
-    cabled = {p.name: p.link.kind for p in ports}
-    above = {"leaf": "leaf-spine", "spine": "spine-core", "core": "spine-core"}
-    below = {"leaf": "node-leaf", "spine": "leaf-spine", "core": "spine-core"}
-    # The top tier has no up ports: its spare ports face the tier below.
-    top = switch.up_ports == 0
-    return {name: cabled.get(name) or (below[switch.role] if top or number <= switch.down_ports
-                                       else above[switch.role])
-            for number, name in enumerate(names, start=1)}
-
-
 def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBuffers:
     """The buffer tables of one SONiC switch and, per port, its headroom and where it is from."""
     plan = _plan(ctx)
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    ports = _ports(ctx.fabric, switch, links)
-    return _switch_buffers(switch, ports, _port_table(switch, ports, plan), plan)
+    ports = ctx.index.ports(switch)
+    return _switch_buffers(ctx, switch, _port_table(switch, ports, plan), plan)
 
 
-def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
+def _switch_buffers(ctx: RenderContext, switch: Switch, port_table: Table,
                     plan: QosPlan) -> sonic_buffers.SwitchBuffers:
     names = list(port_table)
-    kinds = _port_kinds(switch, ports, names)
+    # Per port its class (host-facing, leaf-spine, spine-core), spare ports by the port plan,
+    # so headroom is right when a spare port is cabled later.
+    classes = ctx.index.port_classes(switch)
+    kinds = {ctx.index.port_name(switch, n): kind for n, kind in enumerate(classes, start=1)}
     lanes = native_lanes(switch.model) // switch.breakout
     cables = [sonic_buffers.PortCable(
         name=name, admin_up=port_table[name]["admin_status"] == "up",
@@ -483,29 +429,29 @@ def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
 
 def frr_data(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     """What frr.conf.j2 prints for one switch: every value computed here, none in the template."""
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    return _frr_data(ctx, switch, _ports(ctx.fabric, switch, links))
+    return _frr_data(ctx, switch, ctx.index.ports(switch))
 
 
 def frr_text(data: dict[str, Any]) -> str:
     return templating.render("sonic/frr.conf.j2", **data)
 
 
-def _frr_data(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> dict[str, Any]:
+def _frr_data(ctx: RenderContext, switch: Switch,
+              ports: tuple[FabricPort, ...]) -> dict[str, Any]:
     _plan(ctx)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
     neighbors = [
-        {"address": str(p.peer_address.ip), "asn": p.peer_asn, "name": p.peer,
-         "port": p.peer_port}
+        {"address": p.peer_address.ip, "asn": _peer_asn(p), "name": p.peer,
+         "port": _peer_port(p)}
         for p in ports
-        if p.peer_asn is not None and p.peer_address is not None
+        if _peer_asn(p) is not None and p.peer_address is not None
     ]
     # Advertise the loopback and the host-facing /31s (a leaf's NICs are reached through them);
     # switch-to-switch /31s stay out of the RIB of the rest of the fabric.
     networks = [f"{switch.loopback}/32"]
-    networks += [str(p.address.network) for p in ports
-                 if p.peer_asn is None and p.address is not None]
+    networks += [p.address.network for p in ports
+                 if _peer_asn(p) is None and p.address is not None]
     return {
         "hostname": switch.name,
         "fabric": ctx.fabric.name,

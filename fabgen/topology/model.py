@@ -5,12 +5,60 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface
+from socket import inet_ntoa
 from typing import Literal
 
 Role = Literal["leaf", "spine", "core"]
 LinkKind = Literal["node-leaf", "leaf-spine", "spine-core"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAddress:
+    """One end of a routed point-to-point link: an IPv4 address on its /31.
+
+    Kept as the integer (for arithmetic) and the dotted text (what every config prints), made
+    once by the topology build. A 131k-GPU fabric has about 800,000 of these ends; as
+    `ipaddress.IPv4Interface` objects they cost seconds to build and again each time a target
+    printed them. `interface` gives the ipaddress object where one is wanted.
+    """
+
+    value: int  # the address as a 32-bit integer
+    ip: str  # dotted quad, "10.0.0.1"
+    prefixlen: int = 31
+
+    @classmethod
+    def of(cls, value: int, prefixlen: int = 31) -> LinkAddress:
+        return cls(value, dotted(value), prefixlen)
+
+    @property
+    def with_prefixlen(self) -> str:
+        """"10.0.0.1/31": the address on its interface."""
+        return f"{self.ip}/{self.prefixlen}"
+
+    @property
+    def network(self) -> str:
+        """"10.0.0.0/31": the prefix the link's two ends share (what a leaf originates)."""
+        mask = (0xFFFFFFFF << (32 - self.prefixlen)) & 0xFFFFFFFF
+        return f"{dotted(self.value & mask)}/{self.prefixlen}"
+
+    @property
+    def packed(self) -> bytes:
+        """The address in network byte order (as IPv4Address.packed)."""
+        return self.value.to_bytes(4, "big")
+
+    @property
+    def interface(self) -> IPv4Interface:
+        return IPv4Interface((self.value, self.prefixlen))
+
+    def __str__(self) -> str:
+        return self.with_prefixlen
+
+
+def dotted(value: int) -> str:
+    """An IPv4 address from its integer, as dotted text (inet_ntoa: a C call, no objects)."""
+    return inet_ntoa(value.to_bytes(4, "big"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +95,7 @@ class HostPort:
     netdev: str
     gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA)
     numa: int
-    address: IPv4Interface | None = None  # RoCE: the host end of its /31
+    address: LinkAddress | None = None  # RoCE: the host end of its /31
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +119,8 @@ class Link:
     speed_gbps: int
     plane: int
     media: str  # cable/transceiver type for the bill of materials
-    a_address: IPv4Interface | None = None  # RoCE /31 ends
-    z_address: IPv4Interface | None = None
+    a_address: LinkAddress | None = None  # RoCE /31 ends
+    z_address: LinkAddress | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,127 @@
+"""`fabgen render --jobs N`: the same bytes for every N, forked or spawned workers, errors
+reported as in one process, progress counted to the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabgen import jobs
+from fabgen.intent import load
+from fabgen.render import render
+from fabgen.targets import eos
+from tests.conftest import GOLDEN, INVENTORIES
+
+
+def _inventory(stem: str) -> Path:
+    return next(p for p in INVENTORIES if p.stem == stem)
+
+
+@pytest.mark.parametrize("intent", INVENTORIES, ids=lambda p: p.stem)
+def test_every_job_count_renders_the_same_bytes(intent: Path) -> None:
+    loaded = load(intent)
+    one = render(loaded, jobs=1)
+    assert render(loaded, jobs=2) == one
+    assert render(loaded, jobs=3) == one
+    assert list(render(loaded, jobs=2)) == list(one)  # same files in the same order
+
+
+def test_a_subset_render_is_the_same_with_jobs() -> None:
+    loaded = load(_inventory("roce-eos-nvue-2to1"))
+    one = render(loaded, only=["switches", "hosts"], devices="leaf-su1-r[2-4]", jobs=1)
+    assert render(loaded, only=["switches", "hosts"], devices="leaf-su1-r[2-4]", jobs=3) == one
+    assert sorted(p for p in one if p.startswith("eos/")) == [
+        "eos/leaf-su1-r2.cfg", "eos/leaf-su1-r3.cfg", "eos/leaf-su1-r4.cfg"]
+    assert not any(p.startswith("nvue/") for p in one)
+    assert "hosts/nic-setup.sh" in one  # fabric-wide files are kept
+
+
+def test_cli_jobs_matches_golden(cli) -> None:  # type: ignore[no-untyped-def]
+    for intent in INVENTORIES:
+        for n in ("1", "3"):
+            result = cli("--no-color", "render", str(intent), "-o", str(GOLDEN / intent.stem),
+                         "--check", "--jobs", n)
+            assert result.code == 0, (n, result.err)
+
+
+def test_spawned_workers_render_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback where fork is unavailable: each worker builds the context from the
+    intent."""
+    monkeypatch.setattr(jobs, "start_method", lambda: "spawn")
+    loaded = load(_inventory("roce-256-sonic"))
+    assert render(loaded, jobs=2) == render(loaded, jobs=1)
+
+
+def test_progress_counts_every_item_to_the_end() -> None:
+    loaded = load(_inventory("roce-eos-nvue-2to1"))
+    seen: dict[int, list[tuple[str, int, int]]] = {1: [], 2: []}
+    for n, steps in seen.items():
+        render(loaded, jobs=n, progress=lambda name, done, total, steps=steps: steps.append(
+            (name, done, total)))
+    steps = seen[2]
+    total = steps[-1][2]
+    assert steps[-1] == ("done", total, total)
+    assert [done for _, done, _ in steps] == list(range(total + 1))
+    assert {name for name, _, _ in steps} >= {"eos", "nvue", "nic", "report", "done"}
+    assert seen[1][-1][0] == "done"
+
+
+def _fail_on(monkeypatch: pytest.MonkeyPatch, switch: str, exc: Exception) -> None:
+    real = eos.EosTarget.render_unit
+
+    def render_unit(self: eos.EosTarget, ctx: object, unit: str) -> dict[str, str]:
+        if unit == switch:
+            raise exc
+        return real(self, ctx, unit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(eos.EosTarget, "render_unit", render_unit)
+
+
+@pytest.mark.parametrize("n", ["1", "2"])
+def test_a_plan_error_in_a_worker_reads_as_in_one_process(
+        n: str, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    _fail_on(monkeypatch, "leaf-su1-r5", eos.UnsupportedPlan("eos: leaf-su1-r5 cannot do it"))
+    result = cli("--no-color", "render", "-q", str(_inventory("roce-eos-nvue-2to1")),
+                 "-o", str(tmp_path / "out"), "--jobs", n)
+    assert (result.code, result.err) == (1, "error: eos: leaf-su1-r5 cannot do it\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("n", ["1", "2"])
+def test_a_bug_in_a_worker_reads_as_in_one_process(
+        n: str, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    _fail_on(monkeypatch, "leaf-su1-r5", KeyError("Ethernet99/1"))
+    result = cli("--no-color", "render", "-q", str(_inventory("roce-eos-nvue-2to1")),
+                 "-o", str(tmp_path / "out"), "--jobs", n)
+    assert result.code == 3
+    assert result.err == ("error: internal error: KeyError: 'Ethernet99/1' (rerun with "
+                          "--debug and report it)\n")
+    assert "Traceback" not in result.err
+
+
+def test_jobs_must_be_a_positive_whole_number(cli) -> None:  # type: ignore[no-untyped-def]
+    for bad in ("0", "-1", "two"):
+        result = cli("render", str(INVENTORIES[0]), "--jobs", bad)
+        assert result.code == 2
+        assert "--jobs" in result.err
+
+
+def test_ordered_map_keeps_order_and_raises_the_first_error() -> None:
+    assert list(jobs.ordered_map(_square_slowly, range(20), 3, window=4)) == [
+        i * i for i in range(20)]
+    with pytest.raises(ValueError, match=r"^7 is odd and large$"):
+        list(jobs.ordered_map(_refuse_large_odd, range(20), 2))
+
+
+def _square_slowly(i: int) -> int:
+    import time
+
+    time.sleep(0.001 * (i % 3))  # finish out of order
+    return i * i
+
+
+def _refuse_large_odd(i: int) -> int:
+    if i > 5 and i % 2:
+        raise ValueError(f"{i} is odd and large")
+    return i
