@@ -14,20 +14,42 @@ slower than the workers. A worker's exception is raised in the parent, as the it
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
-__all__ = ["available_cores", "ordered_map", "start_method"]
+__all__ = ["available_cores", "ordered_map", "paused_gc", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: for batch work that makes millions of objects and
+    frees them by reference counting.
+
+    A full render of a fabric makes a few hundred reference cycles at most (measured with
+    gc.collect() after renders of 8k to 131k GPUs), so the collector finds next to nothing,
+    but its passes traverse every live object, and they run more often the more objects are
+    made: on a 528-switch EOS fabric they were 40% of the render. Collection resumes on the
+    way out; an enclosing pause is left as it was.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def available_cores() -> int:

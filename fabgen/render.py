@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import gc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +150,7 @@ _CONTEXT: RenderContext | None = None
 def _init_worker(intent: Intent, base_dir: Path | None) -> None:
     global _CONTEXT
     if _CONTEXT is None:  # spawned: nothing was inherited
+        gc.disable()  # as the parent renders (jobs.paused_gc); the process ends with the pool
         _CONTEXT = context(intent, base_dir)
 
 
@@ -197,21 +199,22 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
     """
     intent = loaded.intent
     names = select(only)
-    ctx = context(intent, Path(loaded.source.path).parent)
-    keep = _device_filter(ctx.fabric, devices) if devices else None
-    matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
-    items = plan_work(ctx, names, jobs, matching)
     files: dict[str, str] = {}
-    try:
-        for name, rendered in _files(ctx, items, jobs, progress):
-            for path, text in rendered:
-                if path in files:
-                    raise RenderError(f"target {name!r} writes {path}, already written by "
-                                      "another")
-                if keep is None or keep(path):
-                    files[path] = text
-    except eos.UnsupportedPlan as exc:
-        raise RenderError(str(exc)) from None
+    with jobs_module.paused_gc():  # forked workers inherit the pause
+        ctx = context(intent, Path(loaded.source.path).parent)
+        keep = _device_filter(ctx.fabric, devices) if devices else None
+        matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
+        items = plan_work(ctx, names, jobs, matching)
+        try:
+            for name, rendered in _files(ctx, items, jobs, progress):
+                for path, text in rendered:
+                    if path in files:
+                        raise RenderError(f"target {name!r} writes {path}, already written "
+                                          "by another")
+                    if keep is None or keep(path):
+                        files[path] = text
+        except eos.UnsupportedPlan as exc:
+            raise RenderError(str(exc)) from None
     if progress:
         progress("done", len(items), len(items))
     partial: dict[str, object] | None = None

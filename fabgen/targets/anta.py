@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
+from fabgen.serialize import yaml_text
 from fabgen.targets import eos
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify.expect import ExpectedSwitch, expected
@@ -125,12 +124,5 @@ def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
               "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
               "# devices like the switches (ANTA tags each device with its name):\n"
               "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory inventory.yml table\n")
-    body = yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=100)
-    return header + body
-
-
-class _Dumper(yaml.SafeDumper):
-    """No YAML anchors: each test's inputs are written out in full."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+    # No YAML anchors: each test's inputs are written out in full.
+    return header + yaml_text(data, width=100)

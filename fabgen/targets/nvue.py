@@ -3,7 +3,7 @@
 Two layers. `device_config(ctx, switch)` returns the NVUE object tree of one switch as plain
 values (`{"set": {...}}`, one builder per top-level key: `_interface`, `_qos`, `_router`,
 `_system`, `_vrf`); `startup_yaml()` serialises it as NVUE's startup.yaml, a list holding one
-`set` document, with yaml.safe_dump(sort_keys=True). Nothing is templated.
+`set` document, with fabgen.serialize.yaml_text (sorted keys). Nothing is templated.
 
 Every QoS number comes from the QosPlan. `nv set qos roce mode lossless` turns on NVIDIA's RoCE
 profile; the plan's values are then written over it wherever NVUE lets them be set (RoCE page:
@@ -48,11 +48,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from fabgen import qos
 from fabgen.catalog.ports import native_lanes, port_name
 from fabgen.qos import QosPlan
+from fabgen.serialize import yaml_text
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.eos import (
     FabricPort,
@@ -98,19 +97,11 @@ class NvueTarget:
 TARGET = NvueTarget()
 
 
-class _Dumper(yaml.SafeDumper):
-    """yaml.safe_dump's dumper, writing a value shared by several keys out in full each time
-    (no `&id001` anchors and `*id001` aliases) and never folding a long line."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
 def startup_yaml(config: dict[str, Any]) -> str:
     """startup.yaml text: a list with the one `set` document, keys sorted (what
-    `nv config replace <file>` reads)."""
-    return yaml.dump([config], Dumper=_Dumper, sort_keys=True, default_flow_style=False,
-                     width=4096, allow_unicode=False)
+    `nv config replace <file>` reads); a value shared by several keys is written out in full
+    each time (no anchors), and no line is folded."""
+    return yaml_text([config], width=4096)
 
 
 def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:

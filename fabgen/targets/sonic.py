@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from fabgen import catalog, templating
@@ -158,8 +159,10 @@ def _device_config(ctx: RenderContext, switch: Switch,
     port_table = _port_table(switch, ports, plan)
     # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
     # must come up lossless, not with SONiC's defaults.
-    names = list(port_table)
-    buffers = _switch_buffers(ctx, switch, port_table, plan)
+    names = tuple(port_table)
+    shapes = ctx.derived(_Shapes)
+    buffers = shapes.buffers(ctx, switch, port_table)
+    pfc_to_pg = buffers.model is not None and buffers.model.vendor in PFC_TO_PG_VENDORS
     config: ConfigDb = {
         "DEVICE_METADATA": {"localhost": _metadata(switch, plan, buffers.mode)},
         "PORT": port_table,
@@ -169,18 +172,54 @@ def _device_config(ctx: RenderContext, switch: Switch,
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
-    config.update(_qos_tables(plan, names))
-    if buffers.model is not None and buffers.model.vendor in PFC_TO_PG_VENDORS:
+    config.update(shapes.qos_tables(names, pfc_to_pg))
+    if pfc_to_pg:
         # Which PG a PFC frame's priority pauses, written out instead of left to the SAI
         # default; only lossless priorities generate PFC (qos_config.j2 maps "3"/"4" alike).
         config["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {MAP_NAME: {
             str(p): str(plan.priority_to_pg[p]) for p in sorted(set(plan.pfc_priorities))}}
-        for name in names:
-            config["PORT_QOS_MAP"][name]["pfc_to_pg_map"] = MAP_NAME
     config.update(buffers.tables)
     if plan.watchdog.enabled:
-        config["PFC_WD"] = _pfc_wd(plan, names)
+        config["PFC_WD"] = shapes.pfc_wd(names)
     return {table: rows for table, rows in config.items() if rows}
+
+
+class _Shapes:
+    """What the SONiC switches of one render share, built once per distinct shape and reused
+    (ctx.derived keeps one per render): the QoS, watchdog and buffer tables of a port list,
+    which are the same on every switch with that port layout and port classes. At 131k GPUs
+    these were rebuilt per switch, and the buffer calculation per port, 650,000 times for a
+    handful of distinct answers.
+
+    The tables are shared between the switches' configs, so nothing may change them after
+    they are returned; configs are only serialised.
+    """
+
+    def __init__(self, ctx: RenderContext) -> None:
+        self.plan = _plan(ctx)
+        self._qos: dict[tuple[tuple[str, ...], bool], ConfigDb] = {}
+        self._pfc_wd: dict[tuple[str, ...], Table] = {}
+        self._buffers: dict[tuple[str, int, tuple[sonic_buffers.PortCable, ...]],
+                            sonic_buffers.SwitchBuffers] = {}
+
+    def qos_tables(self, names: tuple[str, ...], pfc_to_pg: bool) -> ConfigDb:
+        key = (names, pfc_to_pg)
+        if key not in self._qos:
+            self._qos[key] = _qos_tables(self.plan, names, pfc_to_pg)
+        return self._qos[key]
+
+    def pfc_wd(self, names: tuple[str, ...]) -> Table:
+        if names not in self._pfc_wd:
+            self._pfc_wd[names] = _pfc_wd(self.plan, names)
+        return self._pfc_wd[names]
+
+    def buffers(self, ctx: RenderContext, switch: Switch,
+                port_table: Table) -> sonic_buffers.SwitchBuffers:
+        cables = _cables(ctx, switch, port_table, self.plan)
+        key = (switch.model, switch.breakout, cables)
+        if key not in self._buffers:
+            self._buffers[key] = _switch_buffers(switch, cables, self.plan)
+        return self._buffers[key]
 
 
 def _mac(name: str) -> str:
@@ -230,20 +269,31 @@ def _generic_hwsku(switch: Switch) -> str:
 
 def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
     """(front-panel index, lanes "a,b,...", alias) of a logical port."""
-    lanes = native_lanes(switch.model)
-    native, sub = divmod(number - 1, switch.breakout)
-    width = lanes // switch.breakout
-    first = native * lanes + sub * width
-    lane_list = ",".join(str(lane) for lane in range(first, first + width))
-    known = catalog.switches().get(switch.model)
-    if known is not None and known.vendor == "NVIDIA":
-        # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, etp<n>b...
-        suffix = "" if switch.breakout == 1 else "abcdefgh"[sub]
-        alias = f"etp{native + 1}{suffix}"
-    else:
-        # Arista (and the generic models) alias ports by their EOS name, Ethernet<cage>/<lane>.
-        alias = port_name("eos", number, switch.breakout, lanes=lanes)
-    return native + 1, lane_list, alias
+    return _port_layout(switch.model, switch.breakout, switch.radix)[number - 1]
+
+
+@cache
+def _port_layout(model: str, breakout: int, radix: int) -> tuple[tuple[int, str, str], ...]:
+    """_lanes of ports 1..radix of a model and split: the same on every such switch, so
+    computed once (the catalog does not change while fabgen runs)."""
+    lanes = native_lanes(model)
+    width = lanes // breakout
+    known = catalog.switches().get(model)
+    out = []
+    for number in range(1, radix + 1):
+        native, sub = divmod(number - 1, breakout)
+        first = native * lanes + sub * width
+        lane_list = ",".join(str(lane) for lane in range(first, first + width))
+        if known is not None and known.vendor == "NVIDIA":
+            # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, ...
+            suffix = "" if breakout == 1 else "abcdefgh"[sub]
+            alias = f"etp{native + 1}{suffix}"
+        else:
+            # Arista (and the generic models) alias ports by their EOS name,
+            # Ethernet<cage>/<lane>.
+            alias = port_name("eos", number, breakout, lanes=lanes)
+        out.append((native + 1, lane_list, alias))
+    return tuple(out)
 
 
 def _port_entry(switch: Switch, port: FabricPort, plan: QosPlan) -> dict[str, str]:
@@ -325,7 +375,7 @@ def _scheduler_name(cls: TrafficClass) -> str:
     return f"scheduler.{cls.name}"
 
 
-def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
+def _qos_tables(plan: QosPlan, names: tuple[str, ...], pfc_to_pg: bool) -> ConfigDb:
     by_priority = _by_priority(plan)
     # A TC no class owns keeps its own queue, the identity SONiC uses by default; the switch
     # trusts DSCP only and every DSCP maps to a class, so no traffic reaches those TCs.
@@ -340,6 +390,8 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     }
     if plan.watchdog.enabled:
         qos_map["pfcwd_sw_enable"] = pfc
+    if pfc_to_pg:
+        qos_map["pfc_to_pg_map"] = MAP_NAME
     tables: ConfigDb = {
         "DSCP_TO_TC_MAP": {MAP_NAME: {str(dscp): str(prio)
                                       for dscp, prio in enumerate(plan.dscp_to_priority)}},
@@ -348,7 +400,7 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
                                                 for tc, pg in enumerate(plan.priority_to_pg)}},
         # PFC frames name priorities; the queue they pause is the one that priority's TC uses.
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
-        "PORT_QOS_MAP": {name: dict(qos_map) for name in names},
+        "PORT_QOS_MAP": {name: qos_map for name in names},
         "SCHEDULER": {},
         "QUEUE": {},
     }
@@ -369,11 +421,14 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
             **{f"{colour}_drop_probability": str(e.probability)
                for colour in ("green", "yellow", "red")},
         }}
+    queue_entries = []
+    for queue, cls in sorted(owners.items()):
+        entry = {"scheduler": _scheduler_name(cls)}
+        if cls.ecn and plan.ecn is not None:
+            entry["wred_profile"] = WRED_NAME
+        queue_entries.append((queue, entry))
     for name in names:
-        for queue, cls in sorted(owners.items()):
-            entry = {"scheduler": _scheduler_name(cls)}
-            if cls.ecn and plan.ecn is not None:
-                entry["wred_profile"] = WRED_NAME
+        for queue, entry in queue_entries:
             tables["QUEUE"][f"{name}|{queue}"] = entry
     return tables
 
@@ -382,28 +437,33 @@ def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBu
     """The buffer tables of one SONiC switch and, per port, its headroom and where it is from."""
     plan = _plan(ctx)
     ports = ctx.index.ports(switch)
-    return _switch_buffers(ctx, switch, _port_table(switch, ports, plan), plan)
+    return ctx.derived(_Shapes).buffers(ctx, switch, _port_table(switch, ports, plan))
 
 
-def _switch_buffers(ctx: RenderContext, switch: Switch, port_table: Table,
-                    plan: QosPlan) -> sonic_buffers.SwitchBuffers:
-    names = list(port_table)
+def _cables(ctx: RenderContext, switch: Switch, port_table: Table,
+            plan: QosPlan) -> tuple[sonic_buffers.PortCable, ...]:
+    """Every port of PORT as the buffer manager sees it, in PORT's order."""
     # Per port its class (host-facing, leaf-spine, spine-core), spare ports by the port plan,
     # so headroom is right when a spare port is cabled later.
     classes = ctx.index.port_classes(switch)
-    kinds = {ctx.index.port_name(switch, n): kind for n, kind in enumerate(classes, start=1)}
+    kinds = dict(zip(ctx.index.port_names(switch), classes, strict=True))
     lanes = native_lanes(switch.model) // switch.breakout
-    cables = [sonic_buffers.PortCable(
-        name=name, admin_up=port_table[name]["admin_status"] == "up",
-        speed_gbps=int(port_table[name]["speed"]) // 1000, lanes=lanes,
-        cable_m=plan.cable_m(kinds[name]), kind=kinds[name]) for name in names]
+    return tuple(sonic_buffers.PortCable(
+        name=name, admin_up=entry["admin_status"] == "up",
+        speed_gbps=int(entry["speed"]) // 1000, lanes=lanes,
+        cable_m=plan.cable_m(kinds[name]), kind=kinds[name])
+        for name, entry in port_table.items())
+
+
+def _switch_buffers(switch: Switch, cables: tuple[sonic_buffers.PortCable, ...],
+                    plan: QosPlan) -> sonic_buffers.SwitchBuffers:
     lossless_pgs = sorted(set(plan.pfc_priorities))
     lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
     requested = plan.buffer_model if plan.buffer_model in ("traditional", "dynamic") else "auto"
     try:
         return sonic_buffers.switch_buffers(
             switch.model, switch.breakout, requested,  # type: ignore[arg-type]
-            cables, lossless_pgs=lossless_pgs,
+            list(cables), lossless_pgs=lossless_pgs,
             lossy_pgs=sorted(set(plan.priority_to_pg) - set(lossless_pgs)),
             lossless_queues=lossless_queues,
             lossy_queues=[q for q in _QUEUES if q not in lossless_queues],
@@ -413,7 +473,7 @@ def _switch_buffers(ctx: RenderContext, switch: Switch, port_table: Table,
         raise UnsupportedPlan(f"sonic: {switch.name}: {exc}") from None
 
 
-def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
+def _pfc_wd(plan: QosPlan, names: tuple[str, ...]) -> Table:
     wd = plan.watchdog
     table: Table = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
     for name in names:
