@@ -21,7 +21,7 @@ from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
 from fabgen.targets import eos
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.verify.expect import ExpectedSwitch, expected
+from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
 __all__ = ["CATALOG", "TARGET", "AntaTarget", "catalog_data", "catalog_text"]
 
@@ -44,7 +44,7 @@ class AntaTarget:
     def render(self, ctx: RenderContext) -> Artifacts:
         if ctx.qos is None:
             raise ValueError("the anta target renders RoCE fabrics only")
-        switches = [s for s in ctx.derived(expected) if s.platform == "eos"]
+        switches = list(expected_switches(ctx.index, ctx.qos, platforms=("eos",)))
         data = catalog_data(switches, ctx.qos, ctx.intent.monitoring)
         return {CATALOG: catalog_text(data, ctx.fabric.name)}
 

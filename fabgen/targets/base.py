@@ -36,9 +36,9 @@ class RenderContext:
         object.__setattr__(self, "index", FabricIndex(self.fabric))
 
     def derived(self, make: Callable[[RenderContext], T]) -> T:
-        """`make(self)`, computed once per context: for what several targets derive from the
-        same inputs (the state each switch should show, read by the ANTA and alerting
-        targets). `make` must be a pure function of the context."""
+        """`make(self)`, computed once per context: a per-render cache of what a target
+        derives from the context for many devices (SONiC's tables per port-list shape), kept
+        no longer than the render. `make` must be a pure function of the context."""
         if make not in self._derived:
             self._derived[make] = make(self)
         value: T = self._derived[make]

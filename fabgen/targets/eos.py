@@ -30,16 +30,19 @@ Sources each construct was checked against (cited as [tag] below):
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from fabgen import qos, templating
 from fabgen.catalog import buffers
 from fabgen.catalog.ports import native_lanes
 from fabgen.qos import EcnProfile, QosPlan
+from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
@@ -203,7 +206,24 @@ TARGET = EosTarget()
 
 def config_text(config: dict[str, Any]) -> str:
     """The running-config text of a device_config() dict."""
-    return templating.render("eos/device.j2", **config)
+    # Every port of a QoS profile prints the same block (today one profile for every fabric
+    # port): it is rendered once per distinct profile and printed under each interface,
+    # rather than re-rendered by the template for each of thousands of ports.
+    by_object: dict[int, str] = {}
+    blocks = []
+    for intf in config["ethernet_interfaces"]:
+        profile = intf["qos"]
+        text = by_object.get(id(profile))
+        if text is None:
+            text = by_object[id(profile)] = _interface_qos_text(json_text(profile))
+        blocks.append(text)
+    return templating.render("eos/device.j2", **config, interface_qos_text=blocks)
+
+
+@lru_cache(maxsize=64)
+def _interface_qos_text(profile: str) -> str:
+    """templates/eos/interface_qos.j2 of one port QoS profile (given as its JSON text)."""
+    return templating.render("eos/interface_qos.j2", intf={"qos": json.loads(profile)})
 
 
 def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:

@@ -9,7 +9,7 @@ target. `FabricIndex` answers them from maps built once; `RenderContext` builds 
 a render and every target reads it (docs/architecture.md, "The fabric index").
 
 What is cached and where: the maps by device are built in __init__; port names are computed
-once per distinct port layout (platform, split, lanes, radix), not per switch; the NIC layout
+once per distinct port layout (platform, split, model, radix), not per switch; the NIC layout
 every host shares is checked once, on first use. A switch's `ports()` are derived on each call
 (a few dozen objects) rather than kept for all switches, so memory stays that of the maps.
 """
@@ -90,7 +90,7 @@ class FabricIndex:
         for link in fabric.links:
             self._links.setdefault(link.a_device, []).append(link)
             self._links.setdefault(link.z_device, []).append(link)
-        self._names: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
+        self._names: dict[tuple[str, int, str, int], tuple[str, ...]] = {}
 
     # --- by device ----------------------------------------------------------------------------
 
@@ -110,10 +110,10 @@ class FabricIndex:
     def port_names(self, switch: Switch) -> tuple[str, ...]:
         """Interface names of the switch's logical ports 1..radix (index 0 is port 1), computed
         once per port layout: every switch of a model and split shares one tuple."""
-        lanes = ports.native_lanes(switch.model)
-        key = (switch.platform, switch.breakout, lanes, switch.radix)
+        key = (switch.platform, switch.breakout, switch.model, switch.radix)
         names = self._names.get(key)
         if names is None:
+            lanes = ports.native_lanes(switch.model)
             # Through the catalog module, where a platform teaches fabgen its names (the
             # architecture recipe's step 3).
             names = tuple(ports.port_name(switch.platform, n, switch.breakout, lanes=lanes)

@@ -7,16 +7,16 @@ the alerting rules, so the three check the same plan.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from fabgen.qos import QosPlan
 from fabgen.targets import sonic
-from fabgen.targets.base import RenderContext
 from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Switch
 
-__all__ = ["ExpectedPort", "ExpectedSession", "ExpectedSwitch", "expected",
-           "expected_switches", "lldp_port_ids"]
+__all__ = ["ExpectedPort", "ExpectedSession", "ExpectedSwitch", "expected_switches",
+           "lldp_port_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +66,14 @@ def lldp_port_ids(switch: Switch, port: int, name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def expected(ctx: RenderContext) -> tuple[ExpectedSwitch, ...]:
-    """expected_switches of a render, computed once per render however many targets ask."""
-    if ctx.qos is None:
-        raise ValueError("the expected switch state is that of a RoCE fabric (no QoS plan)")
-    return expected_switches(ctx.index, ctx.qos)
-
-
-def expected_switches(index: FabricIndex, plan: QosPlan) -> tuple[ExpectedSwitch, ...]:
-    """Every RoCE switch of the fabric with its expected ports and sessions, in fabric order."""
+def expected_switches(index: FabricIndex, plan: QosPlan,
+                      platforms: Collection[str] = ("sonic", "nvue", "eos"),
+                      ) -> tuple[ExpectedSwitch, ...]:
+    """Every RoCE switch of the fabric (or of the platforms named) with its expected ports and
+    sessions, in fabric order."""
     out = []
     for switch in index.fabric.switches:
-        if switch.platform not in ("sonic", "nvue", "eos"):
+        if switch.platform not in platforms:
             continue
         ports = []
         sessions = []
