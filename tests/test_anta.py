@@ -83,3 +83,19 @@ def test_watchdog_patterns_match_the_rendered_eos_config(tmp_path: Path) -> None
         assert re.compile(pattern, flags=re.MULTILINE).search(config), pattern
     assert not re.compile(lines.regex_patterns[0], flags=re.MULTILINE).search(
         config.replace("timeout 0.2", "timeout 0.5"))
+
+
+def test_catalog_written_test_by_test_is_the_whole_document() -> None:
+    """catalog_text writes each test alone (memory); the text is what dumping the whole
+    {module: [tests]} document writes."""
+    from fabgen.serialize import yaml_text
+
+    loaded = load(MIXED)
+    plan = qos.plan(loaded.intent)
+    switches = expected_switches(FabricIndex(build(loaded.intent)), plan, platforms=("eos",))
+    data = anta_target.catalog_data(list(switches), plan, loaded.intent.monitoring)
+    assert len(data) == 4
+    text = anta_target.catalog_text(data, loaded.intent.name)
+    header, _, body = text.partition("\nanta.tests.")
+    assert "anta.tests." + body == yaml_text(data, width=100)
+    assert header.startswith("# fabgen: ANTA catalog")

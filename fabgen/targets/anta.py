@@ -124,5 +124,12 @@ def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
               "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
               "# devices like the switches (ANTA tags each device with its name):\n"
               "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory inventory.yml table\n")
+    # The document is {module: [tests]}, keys sorted. Each test is written on its own (as a
+    # one-item list: a block sequence under a key is not indented, so an item reads the same
+    # at the top level): the node tree of the whole catalog took 300 MB at 528 switches.
     # No YAML anchors: each test's inputs are written out in full.
-    return header + yaml_text(data, width=100)
+    parts = [header]
+    for module in sorted(data):
+        parts.append(f"{module}:\n")
+        parts.extend(yaml_text([test], width=100) for test in data[module])
+    return "".join(parts)
