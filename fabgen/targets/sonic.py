@@ -199,8 +199,7 @@ class _Shapes:
         self.plan = _plan(ctx)
         self._qos: dict[tuple[tuple[str, ...], bool], ConfigDb] = {}
         self._pfc_wd: dict[tuple[str, ...], Table] = {}
-        self._buffers: dict[tuple[str, int, tuple[sonic_buffers.PortCable, ...]],
-                            sonic_buffers.SwitchBuffers] = {}
+        self._buffers: dict[tuple[object, ...], sonic_buffers.SwitchBuffers] = {}
 
     def qos_tables(self, names: tuple[str, ...], pfc_to_pg: bool) -> ConfigDb:
         key = (names, pfc_to_pg)
@@ -215,9 +214,13 @@ class _Shapes:
 
     def buffers(self, ctx: RenderContext, switch: Switch,
                 port_table: Table) -> sonic_buffers.SwitchBuffers:
-        cables = _cables(ctx, switch, port_table, self.plan)
-        key = (switch.model, switch.breakout, cables)
+        # Everything the tables depend on, cheaper to compare than the PortCables built from it.
+        key = (switch.model, switch.breakout, tuple(port_table),
+               tuple(entry["admin_status"] for entry in port_table.values()),
+               tuple(entry["speed"] for entry in port_table.values()),
+               ctx.index.port_classes(switch))
         if key not in self._buffers:
+            cables = _cables(ctx, switch, port_table, self.plan)
             self._buffers[key] = _switch_buffers(switch, cables, self.plan)
         return self._buffers[key]
 

@@ -138,7 +138,7 @@ class FabricIndex:
             peer_switch = self.switches.get(peer)
             peer_host_port = None
             if peer_switch is not None:
-                peer_port = self.port_name(peer_switch, peer_number)
+                peer_port = self.port_names(peer_switch)[peer_number - 1]
             else:
                 peer_host_port = self.host_port(peer, peer_number)
                 peer_port = peer_host_port.netdev
