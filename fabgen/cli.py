@@ -413,11 +413,13 @@ def progress_bar(console: Console, enabled: bool) -> Iterator[Progress | None]:
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     from fabgen.intent import load
+    from fabgen.jobs import paused_gc
     from fabgen.topology.build import build
     from fabgen.topology.summary import summarize
 
     loaded = load(args.intent, strict=args.strict)
-    summary = summarize(build(loaded.intent), loaded.intent)
+    with paused_gc():
+        summary = summarize(build(loaded.intent), loaded.intent)
     if args.json:
         print(json.dumps(summary, indent=2))
         return EXIT_OK

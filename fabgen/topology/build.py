@@ -24,6 +24,7 @@ from fabgen.topology.model import (
     Role,
     Switch,
     TierFacts,
+    dotted,
 )
 
 
@@ -75,7 +76,7 @@ class _Pool:
             raise ValueError("address pool exhausted")
         lo = self.base + self.next
         self.next += 2
-        return LinkAddress.of(lo), LinkAddress.of(lo + 1)
+        return LinkAddress(lo, dotted(lo)), LinkAddress(lo + 1, dotted(lo + 1))
 
     def host(self) -> IPv4Address:
         self.next += 1
@@ -222,9 +223,11 @@ def _build(intent: Intent, role: str) -> Fabric:
     width = max(6, len(str(total)))
     media = _media(intent, shape)
 
+    cable_id = f"c{{:0{width}d}}".format  # c000001, ...
+
     def cable(kind: str, a: str, ap: int, z: str, zp: int, plane: int,
               a_addr: LinkAddress | None = None, z_addr: LinkAddress | None = None) -> None:
-        links.append(Link(id=f"c{len(links) + 1:0{width}d}", kind=kind,  # type: ignore[arg-type]
+        links.append(Link(id=cable_id(len(links) + 1), kind=kind,  # type: ignore[arg-type]
                           a_device=a, a_port=ap, z_device=z, z_port=zp,
                           speed_gbps=shape.speed_gbps, plane=plane, media=media[kind],
                           a_address=a_addr, z_address=z_addr))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface
 from socket import inet_ntoa
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Role = Literal["leaf", "spine", "core"]
 LinkKind = Literal["node-leaf", "leaf-spine", "spine-core"]
@@ -14,14 +14,15 @@ ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class LinkAddress:
+class LinkAddress(NamedTuple):
     """One end of a routed point-to-point link: an IPv4 address on its /31.
 
     Kept as the integer (for arithmetic) and the dotted text (what every config prints), made
     once by the topology build. A 131k-GPU fabric has about 800,000 of these ends; as
     `ipaddress.IPv4Interface` objects they cost seconds to build and again each time a target
-    printed them. `interface` gives the ipaddress object where one is wanted.
+    printed them. A NamedTuple (immutable like the frozen dataclasses around it) because it
+    is made three times faster than a frozen dataclass. `interface` gives the ipaddress object
+    where one is wanted.
     """
 
     value: int  # the address as a 32-bit integer
