@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fabgen import qos
+from fabgen.errors import FabgenError
 from fabgen.intent.loader import LoadedIntent
 from fabgen.output import with_manifest
 from fabgen.targets import (
@@ -21,6 +22,7 @@ from fabgen.targets import (
     preflight,
     report,
     resolved,
+    slurm,
     sonic,
 )
 from fabgen.topology.build import build
@@ -33,7 +35,7 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, slurm.TARGET]
     return {t.name: t for t in order}
 
 
@@ -42,6 +44,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
+    "scheduler": ("slurm",),
 }
 
 
@@ -106,6 +109,9 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
             rendered = target.render(ctx)
         except eos.UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
+        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
+            raise FabgenError([d if d.file else loaded.source.place(d)
+                               for d in exc.diagnostics]) from None
         for path, text in rendered.items():
             if path in files:
                 raise RenderError(f"target {name!r} writes {path}, already written by another")
