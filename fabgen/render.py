@@ -15,6 +15,7 @@ from fabgen.targets import (
     Target,
     cabling,
     eos,
+    kubernetes,
     nccl,
     nic,
     nvue,
@@ -35,7 +36,8 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET, slurm.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, slurm.TARGET,
+                           kubernetes.TARGET]
     return {t.name: t for t in order}
 
 
@@ -44,7 +46,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
-    "scheduler": ("slurm",),
+    "scheduler": ("slurm", "kubernetes"),
 }
 
 

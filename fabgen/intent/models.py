@@ -364,6 +364,40 @@ class NcclSpec(StrictModel):
     """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
 
 
+# --- job schedulers -------------------------------------------------------------------------
+
+# A Kubernetes label key: an optional DNS-subdomain prefix and a name of at most 63 characters
+# (the nodeLabel pattern of the Kueue and KAI Topology CRDs).
+_LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" \
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+LabelKey = Annotated[str, Field(pattern=_LABEL_KEY, max_length=316)]
+
+
+class NodeLabelKeys(StrictModel):
+    """Kubernetes node label keys, one per network tier. The defaults are the keys NVIDIA
+    topograph writes (network.topology.nvidia.com/*), which Kueue and KAI setups already use."""
+
+    leaf: LabelKey = "network.topology.nvidia.com/leaf"
+    """The node's leaf group: its scalable unit's rail group, or its leaf (rail-unaware)."""
+    spine: LabelKey = "network.topology.nvidia.com/spine"
+    """The node's spine set (its pod in a 3-tier fabric; one value for all in 2 tiers)."""
+    core: LabelKey = "network.topology.nvidia.com/core"
+    """The node's core tier (3-tier fabrics only)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> NodeLabelKeys:
+        keys = [self.leaf, self.spine, self.core]
+        if len(set(keys)) != len(keys) or "kubernetes.io/hostname" in keys:
+            raise ValueError("the leaf, spine and core label keys must differ from each other "
+                             "and from kubernetes.io/hostname")
+        return self
+
+
+class SchedulingSpec(StrictModel):
+    labels: NodeLabelKeys = NodeLabelKeys()
+    """Node label keys of the Kubernetes files (Kueue/KAI Topology levels, label-nodes.sh)."""
+
+
 # --- platforms, addressing, hosts -----------------------------------------------------------
 
 Platform = Literal["sonic", "nvue", "eos"]
@@ -457,3 +491,5 @@ class Intent(StrictModel):
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
     nccl: NcclSpec = NcclSpec()
+    scheduling: SchedulingSpec = SchedulingSpec()
+    """What job schedulers are told about the fabric (Slurm needs no settings)."""
