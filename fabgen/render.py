@@ -15,12 +15,14 @@ from fabgen.targets import (
     Target,
     cabling,
     eos,
+    ibdm,
     kubernetes,
     nccl,
     nic,
     nvue,
     opensm,
     preflight,
+    rails,
     report,
     resolved,
     slurm,
@@ -37,7 +39,7 @@ def targets() -> dict[str, Target]:
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
                            opensm.TOPOLOGY_TARGET, opensm.TARGET, slurm.TARGET,
-                           kubernetes.TARGET]
+                           kubernetes.TARGET, ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
@@ -47,6 +49,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
     "scheduler": ("slurm", "kubernetes"),
+    "bringup": ("ibdm", "rails"),
 }
 
 

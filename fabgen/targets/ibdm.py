@@ -1,0 +1,215 @@
+"""InfiniBand bring-up: the ibdm topology file, the IBNL systems it names, a node-name map.
+
+The topology file (ibdm-topo-file(1); what `ibdiagnet -t` and ibtopodiff compare a discovered
+fabric against) has one section per system: `TYPE NAME`, then one line per cabled port,
+`  PORT -> REMOTE-TYPE REMOTE-NAME REMOTE-PORT`. Every type needs an IBNL definition
+(ibdm-ibnl-file(1)) mapping its panel port names to device ports; ibdm looks for them in its
+own directory and in IBDM_IBNL_PATH, so they are rendered beside the file (ibnl/).
+
+Each compute plane is its own subnet and gets its own file; storage and management networks
+are not in the compute subnet. Sections are the switches of the plane, each listing every
+cabled port (so a cabling crew can work switch by switch); host adapters appear as remote ends.
+
+Names:
+- Switch ports by the name the switch shows for the interface (NVIDIA MLNX-OS User Manual,
+  "InfiniBand Interface": `interface ib 1/<port>` on Quantum, split `1/<port>/<1|2>`; Quantum-2
+  cages hold two ports, `1/<cage>/<port>`, split with `/<1|2>` appended as the manual's split rule
+  adds a level; `show interfaces ib` prints them as IB1/3/1). IBNL names start with a letter, so
+  the `IB` stays. Quantum-X800 (Q3400) has no public interface map: its names follow the
+  Quantum-2 cage rule and say so. Custom switches: `P<port>`.
+- Switch types are what a real switch reports in its node description (`MF0;name:MQM9700/U1`):
+  MQM8700, MQM9700, Q3400_RA; a split switch is a type of its own (more ports).
+- A host is one system with a CA node per NIC named U<nic>: ibdm names a discovered adapter
+  described "<host> HCA-<n>" (fabgen's node descriptions) `<host>/U<n>`. Host ports are named by
+  RDMA device (mlx5_0), or P<n> where a device name is not an IBNL name (no '-').
+- Device names in NODE lines carry the PCI device id in decimal, as ibdm reads it ("MT" + id):
+  pci.ids (2023.04.11) vendor 15b3: d2f0 Quantum, d2f2 Quantum-2, d2f4 Quantum-3, 101b
+  ConnectX-6, 1021 ConnectX-7, 1023 ConnectX-8, a2dc BlueField-3.
+
+Port counts are the planned logical ports (the switch radix after breakout, each adapter's used
+ports), which is what the simulated fabric reports; ibdm refuses to match nodes whose counts
+differ, so an IBNL whose switch firmware reports another count needs that number changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fabgen import catalog, templating
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.ibnetdiscover import GuidPlan
+from fabgen.targets.opensm import guid_plan_for, settings_from_intent
+from fabgen.topology.groups import compute_hosts
+from fabgen.topology.model import Fabric, Host, Switch
+
+__all__ = ["OUT_DIR", "TARGET", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
+           "panel_name", "render_ibdm", "switch_type"]
+
+OUT_DIR = "bringup/infiniband"
+# ibnl_scanner.ll: NAME = [A-Za-z][-\[\]\\\*/A-Za-z0-9_.:%@~]+ (a letter first, two at least).
+_IBNL_NAME = re.compile(r"^[A-Za-z][-\[\]\\*/A-Za-z0-9_.:%@~]+$")
+# Fabric.cpp parseTopology: a system name is any run of characters but '/' and blanks.
+_SYSTEM_NAME = re.compile(r"^[^/\s]+$")
+
+# (IBNL type, device, ports per cage, interface rule) per catalog switch.
+_SWITCHES: dict[str, tuple[str, str, str]] = {
+    "qm8700": ("MQM8700", "MT54000", "port"),  # Quantum, QSFP56: 1/<port>
+    "qm9700": ("MQM9700", "MT54002", "cage"),  # Quantum-2, twin-port OSFP: 1/<cage>/<port>
+    "q3400": ("Q3400_RA", "MT54004", "cage"),  # Quantum-3: unverified, Quantum-2's rule
+}
+_UNVERIFIED = {"q3400"}
+_HCAS = {"connectx-6": "MT4123", "connectx-7": "MT4129", "connectx-8": "MT4131",
+         "bluefield-3": "MT41692"}
+
+
+@dataclass(frozen=True, slots=True)
+class Ibnl:
+    """One IBNL system: its type, and per node (name, kind, ports, device) its port names."""
+
+    type: str
+    source: str  # where its names come from, for the file's header
+    nodes: tuple[tuple[str, str, int, str, tuple[str, ...]], ...]
+
+
+def switch_type(sw: Switch) -> str:
+    known = _SWITCHES.get(sw.model)
+    base = known[0] if known else f"FABGEN_SW{sw.radix}"
+    return base if sw.breakout == 1 or not known else f"{base}_X{sw.breakout}"
+
+
+def panel_name(sw: Switch, port: int) -> str:
+    """The switch's own name for a logical port (see the module docstring)."""
+    known = _SWITCHES.get(sw.model)
+    if known is None:
+        return f"P{port}"
+    native, sub = divmod(port - 1, sw.breakout)
+    if known[2] == "port":
+        name = f"IB1/{native + 1}"
+    else:
+        per_cage = catalog.switches()[sw.model].ports_per_cage
+        cage, slot = divmod(native, per_cage)
+        name = f"IB1/{cage + 1}/{slot + 1}"
+    return name if sw.breakout == 1 else f"{name}/{sub + 1}"
+
+
+def host_type(model: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", model).upper()
+    return name if name[:1].isalpha() else f"HOST_{name}"
+
+
+def host_port_names(host: Host) -> dict[int, str]:
+    """dev -> port name: the RDMA device, or P<dev+1> where it is no IBNL name."""
+    return {hp.dev: hp.rdma_device if _IBNL_NAME.match(hp.rdma_device) else f"P{hp.dev + 1}"
+            for hp in host.ports}
+
+
+def _switch_ibnl(sw: Switch) -> Ibnl:
+    known = _SWITCHES.get(sw.model)
+    device = known[1] if known else "MT0"
+    if known is None:
+        source = "custom switch: ports named P<n>"
+    elif sw.model in _UNVERIFIED:
+        source = (f"{catalog.switches()[sw.model].name}: NOT VERIFIED, no public port map: "
+                  "names follow the Quantum-2 cage rule, and fabgen plans one "
+                  f"{sw.radix}-port node where a real Q3400-RA may show the subnet several ASIC "
+                  "nodes (descriptions ending /U2 are reported)")
+    else:
+        source = (f"{catalog.switches()[sw.model].name}: MLNX-OS interface names "
+                  "(NVIDIA MLNX-OS User Manual, InfiniBand Interface)")
+    ports = tuple(panel_name(sw, p) for p in range(1, sw.radix + 1))
+    return Ibnl(switch_type(sw), source, (("U1", "SW", sw.radix, device, ports),))
+
+
+def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str) -> Artifacts:
+    """bringup/infiniband[/plane<N>]/ibdm.topo, ibnl/<TYPE>.ibnl and node-name-map."""
+    if fabric.transport != "infiniband":
+        raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
+    hosts = compute_hosts(fabric)
+    by_host = {h.name: h for h in hosts}
+    htype = host_type(node_model)
+    ibnls: dict[str, Ibnl] = {}
+    for sw in fabric.switches:
+        ibnls.setdefault(switch_type(sw), _switch_ibnl(sw))
+    if hosts:
+        ibnls[htype] = _host_ibnl(hosts[0], guids, nic_model, htype)
+    for name in [sw.name for sw in fabric.switches] + [h.name for h in hosts]:
+        if not _SYSTEM_NAME.match(name):
+            raise ValueError(f"{name!r} cannot be a system name of an ibdm topology file")
+
+    ports: dict[str, dict[int, tuple[str, str, str]]] = {}  # switch -> port -> remote end
+    for link in fabric.links:
+        z = fabric.by_name[link.z_device]
+        if link.kind == "node-leaf":
+            owner = by_host.get(link.a_device)
+            if owner is None:
+                continue  # not a compute host: not in the compute subnet's plan
+            remote = (htype, owner.name, host_port_names(owner)[link.a_port])
+        else:
+            a = fabric.by_name[link.a_device]
+            remote = (switch_type(a), a.name, panel_name(a, link.a_port))
+            ports.setdefault(a.name, {})[link.a_port] = (switch_type(z), z.name,
+                                                         panel_name(z, link.z_port))
+        ports.setdefault(z.name, {})[link.z_port] = remote
+
+    files: Artifacts = {}
+    for plane in range(fabric.planes):
+        sections = []
+        for sw in fabric.switches:
+            if sw.plane != plane:
+                continue
+            cabled = ports.get(sw.name, {})
+            sections.append({"type": switch_type(sw), "name": sw.name,
+                             "ports": [{"local": panel_name(sw, p), "type": cabled[p][0],
+                                        "name": cabled[p][1], "remote": cabled[p][2]}
+                                       for p in sorted(cabled)]})
+        where = OUT_DIR if fabric.planes == 1 else f"{OUT_DIR}/plane{plane + 1}"
+        scope = f", plane {plane + 1} of {fabric.planes}" if fabric.planes > 1 else ""
+        files[f"{where}/ibdm.topo"] = templating.render(
+            "ibdm/ibdm.topo.j2", fabric=fabric.name, scope=scope, sections=sections,
+            cables=sum(len(s["ports"]) for s in sections),
+            ibnl_dir="ibnl" if fabric.planes == 1 else "../ibnl",
+            types=[{"type": i.type, "source": i.source}
+                   for i in sorted(ibnls.values(), key=lambda i: i.type)])
+    for ibnl in sorted(ibnls.values(), key=lambda i: i.type):
+        files[f"{OUT_DIR}/ibnl/{ibnl.type}.ibnl"] = templating.render(
+            "ibdm/system.ibnl.j2", system=ibnl)
+    names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
+    names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
+              for h in hosts for nic in sorted({hp.nic for hp in h.ports})]
+    files[f"{OUT_DIR}/node-name-map"] = templating.render(
+        "opensm/node-name-map.j2", fabric=fabric.name, scope=", every plane",
+        node_names=[{"guid": f"0x{g:016x}", "name": n} for g, n in names])
+    return files
+
+
+def _host_ibnl(host: Host, guids: GuidPlan, nic_model: str, htype: str) -> Ibnl:
+    names = host_port_names(host)
+    nodes = []
+    for nic in sorted({hp.nic for hp in host.ports}):
+        count = guids.ca_ports[(host.name, nic)]
+        ports = [f"U{nic}_P{p + 1}" for p in range(count)]
+        for hp in host.ports:
+            if hp.nic == nic:
+                ports[hp.port] = names[hp.dev]
+        nodes.append((f"U{nic}", "CA", count, _HCAS.get(nic_model, "MT0"), tuple(ports)))
+    return Ibnl(htype, f"a host with {len(nodes)} {nic_model} adapter(s), ports named by RDMA "
+                "device; its adapters are U<nic>, as ibdm names '<host> HCA-<nic>'", tuple(nodes))
+
+
+class IbdmTarget:
+    name = "ibdm"
+    description = ("bringup/infiniband/: the compute fabric as an ibdm topology file (ibdiagnet "
+                   "-t, ibtopodiff) per plane, its IBNL systems and a node-name-map")
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return ctx.fabric.transport == "infiniband"
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        settings = settings_from_intent(ctx.intent)
+        guids = guid_plan_for(ctx.fabric, settings, base=ctx.base_dir)
+        node = ctx.intent.cluster.node
+        return render_ibdm(ctx.fabric, guids, node.model, node.nic)
+
+
+TARGET = IbdmTarget()
