@@ -313,3 +313,19 @@ def test_slurmctld_reads_a_three_tier_dual_plane_tree(style: str, tmp_path: Path
     fabric = build(intent)
     files = TARGET.render(RenderContext(intent=intent, fabric=fabric))
     check_against_slurm(fabric, files["scheduler/slurm/topology.conf"], tmp_path)
+
+
+@pytest.mark.parametrize("intent", INVENTORIES, ids=lambda p: p.stem)
+def test_report_says_which_job_fits_under_one_leaf_group(intent: Path) -> None:
+    loaded = load(intent)
+    fabric = build(loaded.intent)
+    report = render(loaded, only=["report"])["report.md"]
+    section = report.split("## Job placement", 1)[1].split("\n## ", 1)[0]
+    gpus = loaded.intent.cluster.node.gpus
+    # rail-optimized examples: a leaf group is one scalable unit; a spine set all nodes
+    assert (f"A job of up to {fabric.su_size:,} nodes ({fabric.su_size * gpus:,} GPUs) fits "
+            "under one leaf group, up to "
+            f"{len(fabric.hosts):,} nodes ({len(fabric.hosts) * gpus:,} GPUs) under one spine set"
+            ) in " ".join(section.split())
+    assert "scheduler/slurm/topology.conf" in section
+    assert loaded.intent.scheduling.labels.leaf in section

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from fabgen import catalog, templating
 from fabgen.targets.base import Artifacts, RenderContext
@@ -44,7 +45,7 @@ from fabgen.topology.groups import compute_hosts
 from fabgen.topology.model import Fabric, Host, Switch
 
 __all__ = ["OUT_DIR", "TARGET", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
-           "panel_name", "render_ibdm", "switch_type"]
+           "panel_name", "panel_names", "render_ibdm", "switch_type"]
 
 OUT_DIR = "bringup/infiniband"
 # ibnl_scanner.ll: NAME = [A-Za-z][-\[\]\\\*/A-Za-z0-9_.:%@~]+ (a letter first, two at least).
@@ -65,7 +66,7 @@ _HCAS = {"connectx-6": "MT4123", "connectx-7": "MT4129", "connectx-8": "MT4131",
 
 @dataclass(frozen=True, slots=True)
 class Ibnl:
-    """One IBNL system: its type, and per node (name, kind, ports, device) its port names."""
+    """One IBNL system: its type, and per node (name, kind, ports, device) its port lines."""
 
     type: str
     source: str  # where its names come from, for the file's header
@@ -80,17 +81,27 @@ def switch_type(sw: Switch) -> str:
 
 def panel_name(sw: Switch, port: int) -> str:
     """The switch's own name for a logical port (see the module docstring)."""
-    known = _SWITCHES.get(sw.model)
+    return panel_names(sw.model, sw.breakout, sw.radix)[port - 1]
+
+
+@cache
+def panel_names(model: str, breakout: int, radix: int) -> tuple[str, ...]:
+    """Every logical port's panel name, computed once per switch kind (a 131k-GPU fabric has
+    two million port ends)."""
+    known = _SWITCHES.get(model)
     if known is None:
-        return f"P{port}"
-    native, sub = divmod(port - 1, sw.breakout)
-    if known[2] == "port":
-        name = f"IB1/{native + 1}"
-    else:
-        per_cage = catalog.switches()[sw.model].ports_per_cage
-        cage, slot = divmod(native, per_cage)
-        name = f"IB1/{cage + 1}/{slot + 1}"
-    return name if sw.breakout == 1 else f"{name}/{sub + 1}"
+        return tuple(f"P{port}" for port in range(1, radix + 1))
+    per_cage = catalog.switches()[model].ports_per_cage
+    out = []
+    for port in range(1, radix + 1):
+        native, sub = divmod(port - 1, breakout)
+        if known[2] == "port":
+            name = f"IB1/{native + 1}"
+        else:
+            cage, slot = divmod(native, per_cage)
+            name = f"IB1/{cage + 1}/{slot + 1}"
+        out.append(name if breakout == 1 else f"{name}/{sub + 1}")
+    return tuple(out)
 
 
 def host_type(model: str) -> str:
@@ -117,8 +128,13 @@ def _switch_ibnl(sw: Switch) -> Ibnl:
     else:
         source = (f"{catalog.switches()[sw.model].name}: MLNX-OS interface names "
                   "(NVIDIA MLNX-OS User Manual, InfiniBand Interface)")
-    ports = tuple(panel_name(sw, p) for p in range(1, sw.radix + 1))
+    ports = _numbered(panel_names(sw.model, sw.breakout, sw.radix))
     return Ibnl(switch_type(sw), source, (("U1", "SW", sw.radix, device, ports),))
+
+
+def _numbered(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """IBNL connection lines, device port n to its name: `   n -> NAME`."""
+    return tuple(f"   {n} -> {name}" for n, name in enumerate(names, start=1))
 
 
 def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str) -> Artifacts:
@@ -130,27 +146,32 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str
     htype = host_type(node_model)
     ibnls: dict[str, Ibnl] = {}
     for sw in fabric.switches:
-        ibnls.setdefault(switch_type(sw), _switch_ibnl(sw))
+        kind = switch_type(sw)
+        if kind not in ibnls:
+            ibnls[kind] = _switch_ibnl(sw)
     if hosts:
         ibnls[htype] = _host_ibnl(hosts[0], guids, nic_model, htype)
     for name in [sw.name for sw in fabric.switches] + [h.name for h in hosts]:
         if not _SYSTEM_NAME.match(name):
             raise ValueError(f"{name!r} cannot be a system name of an ibdm topology file")
 
-    ports: dict[str, dict[int, tuple[str, str, str]]] = {}  # switch -> port -> remote end
+    # switch -> port -> "REMOTE-TYPE REMOTE-NAME REMOTE-PORT"
+    ports: dict[str, dict[int, str]] = {}
+    host_names = {h.name: host_port_names(h) for h in hosts}
+    kinds = {sw.name: (switch_type(sw), panel_names(sw.model, sw.breakout, sw.radix))
+             for sw in fabric.switches}
     for link in fabric.links:
-        z = fabric.by_name[link.z_device]
+        z_type, z_names = kinds[link.z_device]
         if link.kind == "node-leaf":
-            owner = by_host.get(link.a_device)
-            if owner is None:
+            if link.a_device not in by_host:
                 continue  # not a compute host: not in the compute subnet's plan
-            remote = (htype, owner.name, host_port_names(owner)[link.a_port])
+            remote = f"{htype} {link.a_device} {host_names[link.a_device][link.a_port]}"
         else:
-            a = fabric.by_name[link.a_device]
-            remote = (switch_type(a), a.name, panel_name(a, link.a_port))
-            ports.setdefault(a.name, {})[link.a_port] = (switch_type(z), z.name,
-                                                         panel_name(z, link.z_port))
-        ports.setdefault(z.name, {})[link.z_port] = remote
+            a_type, a_names = kinds[link.a_device]
+            remote = f"{a_type} {link.a_device} {a_names[link.a_port - 1]}"
+            ports.setdefault(link.a_device, {})[link.a_port] = (
+                f"{z_type} {link.z_device} {z_names[link.z_port - 1]}")
+        ports.setdefault(link.z_device, {})[link.z_port] = remote
 
     files: Artifacts = {}
     for plane in range(fabric.planes):
@@ -159,9 +180,10 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str
             if sw.plane != plane:
                 continue
             cabled = ports.get(sw.name, {})
+            names = panel_names(sw.model, sw.breakout, sw.radix)
+            # one line per port, formatted here: a 131k-GPU plane has 300k of them
             sections.append({"type": switch_type(sw), "name": sw.name,
-                             "ports": [{"local": panel_name(sw, p), "type": cabled[p][0],
-                                        "name": cabled[p][1], "remote": cabled[p][2]}
+                             "ports": [f"   {names[p - 1]} -> {cabled[p]}"
                                        for p in sorted(cabled)]})
         where = OUT_DIR if fabric.planes == 1 else f"{OUT_DIR}/plane{plane + 1}"
         scope = f", plane {plane + 1} of {fabric.planes}" if fabric.planes > 1 else ""
@@ -174,12 +196,12 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str
     for ibnl in sorted(ibnls.values(), key=lambda i: i.type):
         files[f"{OUT_DIR}/ibnl/{ibnl.type}.ibnl"] = templating.render(
             "ibdm/system.ibnl.j2", system=ibnl)
-    names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
-    names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
-              for h in hosts for nic in sorted({hp.nic for hp in h.ports})]
+    node_names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
+    node_names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
+                   for h in hosts for nic in sorted({hp.nic for hp in h.ports})]
     files[f"{OUT_DIR}/node-name-map"] = templating.render(
-        "opensm/node-name-map.j2", fabric=fabric.name, scope=", every plane",
-        node_names=[{"guid": f"0x{g:016x}", "name": n} for g, n in names])
+        "ibdm/node-name-map.j2", fabric=fabric.name,
+        lines=[f'0x{g:016x} "{n}"' for g, n in node_names])
     return files
 
 
@@ -192,7 +214,7 @@ def _host_ibnl(host: Host, guids: GuidPlan, nic_model: str, htype: str) -> Ibnl:
         for hp in host.ports:
             if hp.nic == nic:
                 ports[hp.port] = names[hp.dev]
-        nodes.append((f"U{nic}", "CA", count, _HCAS.get(nic_model, "MT0"), tuple(ports)))
+        nodes.append((f"U{nic}", "CA", count, _HCAS.get(nic_model, "MT0"), _numbered(ports)))
     return Ibnl(htype, f"a host with {len(nodes)} {nic_model} adapter(s), ports named by RDMA "
                 "device; its adapters are U<nic>, as ibdm names '<host> HCA-<nic>'", tuple(nodes))
 
