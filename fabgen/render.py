@@ -13,7 +13,10 @@ from fabgen.output import with_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
+    alerts,
+    anta,
     cabling,
+    collect,
     eos,
     ibdm,
     kubernetes,
@@ -27,6 +30,7 @@ from fabgen.targets import (
     resolved,
     slurm,
     sonic,
+    telemetry,
 )
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
@@ -38,8 +42,9 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET, slurm.TARGET,
-                           kubernetes.TARGET, ibdm.TARGET, rails.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
+                           telemetry.TARGET, alerts.TARGET, slurm.TARGET, kubernetes.TARGET,
+                           ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
@@ -48,6 +53,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
+    "daytwo": ("anta", "collect", "telemetry", "alerts"),
     "scheduler": ("slurm", "kubernetes"),
     "bringup": ("ibdm", "rails"),
 }
