@@ -12,8 +12,8 @@ from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
+from fabgen.catalog import nodes
 from fabgen.intent.models import Intent
-from fabgen.intent.semantic import expand_device
 from fabgen.topology import sizing
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
 
@@ -100,7 +100,8 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     data["fabric"] = {"transport": "infiniband" if ib else "roce", "speed": f"{spec.speed}G",
                       "generation": spec.generation if ib else None}
     node = data["cluster"]["node"]
-    node.update(nics=spec.nics, nic_ports=1, port_cages=1)
+    # The node model's map describes its compute ports, not these: plan them as a generic node.
+    node.update(model="generic", nics=spec.nics, nic_ports=1, port_cages=1)
     data["topology"] = {
         "style": "rail-unaware", "leaf": spec.leaf.model_dump(mode="json"),
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
@@ -108,7 +109,7 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     }
     short = EXTRA_PREFIX[role].rstrip("-")
     data["hosts"] = {**data["hosts"], "rdma_devices": f"{short}{{dev}}",
-                     "netdevs": f"{short}{{dev}}"}
+                     "netdevs": f"{short}{{dev}}", "bootstrap_interface": None}
     return Intent.model_validate(data)
 
 
@@ -177,9 +178,7 @@ def _build(intent: Intent, role: str) -> Fabric:
                            IPv4Interface | None]] = []
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     dev_count = node.nics * node.nic_ports
-    gpus_per_numa = max(1, node.gpus // node.numa_nodes)
-    devices = _expand(intent.hosts.rdma_devices, dev_count, node.nic_ports, topo.planes)
-    netdevs = _expand(intent.hosts.netdevs, dev_count, node.nic_ports, topo.planes)
+    port_facts = nodes.layout(intent)  # device names, GPU and NUMA node of each port
     for i in range(shape.nodes):
         unit, pos = divmod(i, shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
@@ -197,14 +196,13 @@ def _build(intent: Intent, role: str) -> Fabric:
                 local, slot = divmod(pos, nodes_per_leaf)
                 leaf = leaf_names[plane, unit, local]
                 leaf_port = slot * shape.ports_per_node + k + 1
-            gpu = nic * node.gpus // node.nics
+            facts = port_facts[dev]
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
-                                  rdma_device=devices[dev], netdev=netdevs[dev], gpu=gpu,
-                                  numa=min(gpu // gpus_per_numa, node.numa_nodes - 1),
-                                  address=host_end))
+                                  rdma_device=facts.rdma, netdev=facts.netdev, gpu=facts.gpu,
+                                  numa=facts.numa, address=host_end))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 
@@ -309,12 +307,6 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
         up = spines * math.ceil(math.ceil(Fraction(used) / ratio) / spines)
         full[last, local] = (used, min(up, shape.leaf_up))
     return full
-
-
-def _expand(value: str | list[str], count: int, nic_ports: int, planes: int) -> list[str]:
-    if isinstance(value, list):
-        return list(value)
-    return [expand_device(value, dev, nic_ports, planes) for dev in range(count)]
 
 
 def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
