@@ -1144,3 +1144,18 @@ def test_cross_nic_only_where_every_port_shares_a_leaf(tmp_path: Path) -> None:
         conf = _conf(nccl.TARGET.render(RenderContext(intent, fabric, None))
                      ["nccl/infiniband.conf"])
         assert conf.get("NCCL_CROSS_NIC") == want
+
+
+def test_storage_and_management_cables_name_the_dgx_storage_card_ports() -> None:
+    """SuperPOD cabling of a DGX H100: storage on port 1 of both storage cards (InfiniBand),
+    in-band management on port 2 (Ethernet, the bond members); Table 5's names."""
+    ctx = _ctx("ib-ndr-1024")
+    by_role = {extra.role: extra for extra in ctx.fabric.extras}
+    want = {"storage": [(row[2], row[3]) for row in DGX_H100_STORAGE if row[0].endswith("P1")],
+            "management": [(row[2], row[4]) for row in DGX_H100_STORAGE
+                           if row[0].endswith("P2")]}
+    for role, pairs in want.items():
+        for host in by_role[role].hosts:
+            assert [(p.rdma_device, p.netdev) for p in host.ports] == pairs, role
+    boot = nodes.models()["dgx-h100"].bootstrap
+    assert boot is not None and [n for _, n in want["management"]] == list(boot.members)

@@ -96,6 +96,13 @@ def nics() -> dict[str, NicModel]:
     }
 
 
-# Host-side cages: DGX H100/H200 carry their eight ConnectX-7 ports in four twin-port OSFP cages
-# (DGX SuperPOD H100 RA: 508 DGX-side transceivers for 127 nodes). Others: one port per cage.
-NODE_PORTS_PER_CAGE = {"dgx-h100": 2, "dgx-h200": 2}
+def _node_ports_per_cage() -> dict[str, int]:
+    from fabgen.catalog import nodes
+
+    return {key: m.port_cages for key, m in nodes.models().items() if m.port_cages}
+
+
+# Host-side cages, from the node catalog (nodes.yaml `port_cages`): DGX H100/H200 and B200 carry
+# their eight ConnectX-7 ports in four twin-port OSFP cages (DGX SuperPOD H100 RA: 508 DGX-side
+# transceivers for 127 nodes). Others: one port per cage.
+NODE_PORTS_PER_CAGE = _node_ports_per_cage()

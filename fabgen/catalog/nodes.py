@@ -31,6 +31,7 @@ __all__ = [
     "Problem",
     "bootstrap_interface",
     "expand_device",
+    "extra_ports",
     "layout",
     "model_of",
     "models",
@@ -80,6 +81,7 @@ class NodeModel:
     numa_nodes: int | None = None
     nic: str | None = None
     nic_ports: int | None = None
+    port_cages: int | None = None  # compute ports per host-side cage (twin-port OSFP: 2)
     compute: tuple[NodePort, ...] = ()  # GPU order; empty when not published
     storage: tuple[NodePort, ...] = ()
     other_interfaces: tuple[str, ...] = ()
@@ -116,7 +118,7 @@ def _model(key: str, d: dict[str, Any]) -> NodeModel:
         source=" ".join(d["source"].split()), cite=d.get("cite", ""),
         gpus=d.get("gpus"), nics=d.get("nics", len(compute) or None),
         numa_nodes=d.get("numa_nodes"), nic=d.get("nic"), nic_ports=d.get("nic_ports"),
-        compute=compute,
+        port_cages=d.get("port_cages"), compute=compute,
         storage=tuple(_port(p, "storage") for p in d.get("storage") or ()),
         other_interfaces=tuple(d.get("other_interfaces") or ()),
         interfaces_complete=bool(d.get("interfaces_complete", False)),
@@ -206,6 +208,27 @@ def layout(intent: Intent) -> tuple[PortFacts, ...]:
         out.append(PortFacts(devices[dev], netdevs[dev], gpu,
                              min(gpu // gpus_per_numa, node.numa_nodes - 1)))
     return tuple(out)
+
+
+# The extra networks' roles and the `use` of the storage-card ports that serve them.
+_EXTRA_USE = {"storage": "storage", "management": "in-band"}
+
+
+def extra_ports(intent: Intent, role: str, count: int,
+                transport: str) -> tuple[list[str], list[str]] | None:
+    """RDMA devices and netdevs of the node's ports on its storage or management network.
+
+    The model's storage-card ports of that use (port 1 of each card for storage, port 2 for
+    in-band management, as DGX BasePOD and SuperPOD cable them), when there are exactly
+    `count`; None otherwise (the network is then planned with generic names).
+    """
+    model = models().get(intent.cluster.node.model)
+    if model is None:
+        return None
+    ports = [p for p in model.storage if p.use == _EXTRA_USE.get(role)]
+    if len(ports) != count:
+        return None
+    return [p.rdma for p in ports], [p.netdev(transport) for p in ports]
 
 
 def bootstrap_interface(intent: Intent) -> str | None:

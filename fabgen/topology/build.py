@@ -108,8 +108,10 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
     short = EXTRA_PREFIX[role].rstrip("-")
-    data["hosts"] = {**data["hosts"], "rdma_devices": f"{short}{{dev}}",
-                     "netdevs": f"{short}{{dev}}", "bootstrap_interface": None}
+    names = nodes.extra_ports(intent, role, spec.nics, data["fabric"]["transport"])
+    rdma, netdevs = names or (f"{short}{{dev}}", f"{short}{{dev}}")
+    data["hosts"] = {**data["hosts"], "rdma_devices": rdma, "netdevs": netdevs,
+                     "bootstrap_interface": None}
     return Intent.model_validate(data)
 
 
