@@ -278,6 +278,9 @@ class ReportTarget:
             ctx = replace(ctx, qos=qos.plan(ctx.intent))
         context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
         context["whatif"] = _whatif_section(ctx)
+        from fabgen.targets import howto
+
+        context["howto"] = howto.howto_markdown(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
