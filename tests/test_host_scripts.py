@@ -56,7 +56,15 @@ qos:
 platforms: {leaf: sonic, spine: sonic}
 hosts: {netdevs: "ens{nic}f{port}np{port}", bootstrap_interface: bond0}
 """
-EXTRA_INTENTS = {"roce-dualplane-no-ecn": DUAL_PLANE_NO_ECN}
+# A generic InfiniBand server with no names and no bootstrap interface: placeholders, and
+# NCCL_SOCKET_IFNAME left to NCCL (the scripts' empty-bootstrap branch).
+IB_GENERIC = """\
+name: ib-generic
+fabric: {transport: infiniband, generation: ndr}
+cluster: {nodes: 8}
+topology: {leaf: {model: qm9700}}
+"""
+EXTRA_INTENTS = {"roce-dualplane-no-ecn": DUAL_PLANE_NO_ECN, "ib-generic": IB_GENERIC}
 NAMES = [p.stem for p in INVENTORIES] + sorted(EXTRA_INTENTS)
 
 
@@ -748,11 +756,14 @@ def test_nccl_profile_variables(name: str, update: dict[str, dict[str, Any]]) ->
     assert len(keys) == len(set(keys))
     assert set(keys) <= set(nccl.SOURCES), set(keys) - set(nccl.SOURCES)
     conf = _conf(files[f"nccl/{profile}.conf"])
-    assert conf == {e.key: e.value for e in entries}
+    assert conf == {e.key: e.value for e in entries if e.value is not None}
     for line in files[f"nccl/{profile}.conf"].splitlines():
         assert line == "" or line.startswith("#") or re.fullmatch(r"[A-Z_]+=[^\s\"']+", line)
     text = files[f"nccl/{profile}.env"]
-    for e in entries:  # a comment line saying why, then the export
+    for e in entries:  # a comment line saying why, then the export (or only the comment)
+        if e.value is None:
+            assert f"# {e.key} is not set: " in text and f"export {e.key}=" not in text
+            continue
         assert re.search(rf"^# .+\n(# .+\n)*export {e.key}=\"{re.escape(e.value)}\"$", text,
                          re.MULTILINE), e.key
     if profile == "efa":
@@ -894,6 +905,11 @@ def test_dgx_h100_inventories_use_the_compute_nics(name: str) -> None:
     assert arrays["RAIL_NUMA"] == [str(row[6]) for row in DGX_H100_COMPUTE]
     for host in ctx.fabric.hosts:
         assert not {p.rdma_device for p in host.ports} & {"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"}
+    # The runbook says what NCCL's own log must show: these devices, bootstrap over bond0.
+    runbook = preflight.runbook_markdown(ctx)
+    devices = ", ".join(f"`{d}`" for d in DGX_H100_HCA.lstrip("=").split(","))
+    assert f"`NET/IB : Using [0]...` line must list exactly {devices} and end in " \
+           "`OOB bond0:<address>`" in runbook
 
 
 def _arrays(script: str) -> dict[str, list[str]]:

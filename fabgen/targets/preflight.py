@@ -219,6 +219,7 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
                        if leaf is not None and leaf.oversubscription is not None else "1:1"),
         "units": fabric.units,
         "host_map": host_map,
+        "rail_devices": ", ".join(f"`{p.rdma_device}:{p.ib_port}`" for p in profile_ports),
         "map_source": nic.map_source(ctx),
         **_bootstrap_data(ctx),
     }
