@@ -976,7 +976,9 @@ def _load_text(text: str, tmp_path: Path, name: str = "intent.yaml") -> Any:
 def test_each_catalog_model_reaches_nccl_nic_setup_and_preflight(
         key: str, transport: str, stub_bin: Path, tmp_path: Path) -> None:
     loaded = _load_text(_model_intent(key, transport), tmp_path)
-    assert loaded.warnings == ()  # the catalog and the intent agree
+    # The catalog and the intent agree (other warnings, e.g. unmeasured cables, are not ours).
+    assert not [w for w in loaded.warnings if w.loc[:1] == ("hosts",)
+                or w.loc[:2] == ("cluster", "node")]
     intent = loaded.intent
     ctx = RenderContext(intent, build(intent), qos.plan(intent) if transport == "roce" else None)
     files: dict[str, str] = {}
@@ -1049,7 +1051,7 @@ def test_bootstrap_interface_the_dgx_h100_lacks_is_a_warning(name: str, warned: 
     # A generic server has no interface list: any name is taken as given.
     generic = _load_text(_model_intent("generic", "infiniband")
                          + f"hosts: {{bootstrap_interface: {name}}}\n", tmp_path, "g.yaml")
-    assert generic.warnings == ()
+    assert not [w for w in generic.warnings if w.loc[:1] == ("hosts",)]
 
 
 def test_no_bootstrap_interface_leaves_nccl_to_pick_one(tmp_path: Path) -> None:

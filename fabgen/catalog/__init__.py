@@ -97,9 +97,15 @@ def nics() -> dict[str, NicModel]:
 
 
 def _node_ports_per_cage() -> dict[str, int]:
-    from fabgen.catalog import nodes
-
-    return {key: m.port_cages for key, m in nodes.models().items() if m.port_cages}
+    # Read as data (catalog.nodes reads the same file for the port maps; importing it here
+    # would close a circle through the intent models it is typed against).
+    raw = _load("nodes.yaml")
+    out = {}
+    for key, d in raw.items():
+        cages = d.get("port_cages", raw.get(d.get("same_as", ""), {}).get("port_cages"))
+        if cages:
+            out[key] = int(cages)
+    return out
 
 
 # Host-side cages, from the node catalog (nodes.yaml `port_cages`): DGX H100/H200 and B200 carry

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from fabgen.intent.names import expand_device
+
 if TYPE_CHECKING:
     from fabgen.intent.models import Intent
 
@@ -30,9 +32,8 @@ __all__ = [
     "PortFacts",
     "Problem",
     "bootstrap_interface",
-    "expand_device",
     "extra_ports",
-    "layout",
+    "mapped_ports",
     "model_of",
     "models",
     "problems",
@@ -144,13 +145,6 @@ def model_of(intent: Intent) -> NodeModel:
     return models()[intent.cluster.node.model]
 
 
-def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
-    """A device-name template for compute port `dev` (= nic * nic_ports + port)."""
-    nic, port = divmod(dev, nic_ports)
-    rail = nic * (nic_ports // planes) + port // planes
-    return template.format(dev=dev, nic=nic, port=port, rail=rail)
-
-
 def _names(value: str | list[str] | None, default: str, intent: Intent) -> list[str]:
     node = intent.cluster.node
     value = default if value is None else value
@@ -162,7 +156,7 @@ def _names(value: str | list[str] | None, default: str, intent: Intent) -> list[
 
 @dataclass(frozen=True, slots=True)
 class PortFacts:
-    """What the fabric records for one compute port (index = dev)."""
+    """What the fabric records for one compute port of a mapped model (index = dev)."""
 
     rdma: str
     netdev: str
@@ -170,43 +164,35 @@ class PortFacts:
     numa: int
 
 
-def layout(intent: Intent) -> tuple[PortFacts, ...]:
-    """RDMA device, netdev, GPU and NUMA node of each compute port, in dev order.
+def mapped_ports(intent: Intent) -> tuple[PortFacts, ...] | None:
+    """RDMA device, netdev, GPU and NUMA node of each compute port (dev order) from the node
+    model's published table; the intent may list a subset of its compute NICs.
 
-    A model with a published map gives them all (the intent may list a subset of its compute
-    NICs); otherwise the intent's names (or placeholders) with NIC n beside GPU n*gpus/nics and
-    GPUs split evenly over the NUMA nodes in index order. An intent that contradicts its map
-    (the semantic checks reject one read from a file; a test may build one in code) is laid
-    out the second way.
+    None for a model without a map, or an intent that contradicts its map (the semantic checks
+    reject one read from a file; a test may build one in code): topology.build then lays the
+    ports out generically (the intent's names or placeholders, NIC n beside GPU n*gpus/nics).
     """
     node = intent.cluster.node
     model = model_of(intent)
+    if not model.has_map or _shape(intent, model) or _overrides(intent, model):
+        return None
     hosts = intent.hosts
-    transport = intent.fabric.transport
     gpus_per_numa = max(1, node.gpus // node.numa_nodes)
-    if model.has_map and not _shape(intent, model) and not _overrides(intent, model):
-        devices = _names(hosts.rdma_devices, "", intent) if hosts.rdma_devices is not None \
-            else [p.rdma for p in model.compute]
-        ports = [model.port(d) for d in devices]
-        netdevs = _names(hosts.netdevs, "", intent) if hosts.netdevs is not None \
-            else [p.netdev(transport) if p else "" for p in ports]
-        out = []
-        for dev, port in enumerate(ports):
-            if port is None or port.gpu is None or port.numa is None:
-                raise ValueError(f"{devices[dev]} is not a compute port of the {model.name}")
-            # The table gives the CPU socket; that is the NUMA node while each socket is one
-            # node. With sub-NUMA clustering (more nodes) fall back to the even split below.
-            numa = port.numa if node.numa_nodes == model.numa_nodes else \
-                min(port.gpu // gpus_per_numa, node.numa_nodes - 1)
-            out.append(PortFacts(port.rdma, netdevs[dev], port.gpu, numa))
-        return tuple(out)
-    devices = _names(hosts.rdma_devices, PLACEHOLDER_RDMA, intent)
-    netdevs = _names(hosts.netdevs, PLACEHOLDER_NETDEV, intent)
+    devices = _names(hosts.rdma_devices, "", intent) if hosts.rdma_devices is not None \
+        else [p.rdma for p in model.compute]
     out = []
-    for dev in range(node.nics * node.nic_ports):
-        gpu = dev // node.nic_ports * node.gpus // node.nics
-        out.append(PortFacts(devices[dev], netdevs[dev], gpu,
-                             min(gpu // gpus_per_numa, node.numa_nodes - 1)))
+    for dev, name in enumerate(devices):
+        port = model.port(name)
+        if port is None or port.gpu is None or port.numa is None:
+            return None  # not one of its compute ports (the checks said so)
+        netdev = port.netdev(intent.fabric.transport)
+        if hosts.netdevs is not None:
+            netdev = _names(hosts.netdevs, "", intent)[dev]
+        # The table gives the CPU socket; that is the NUMA node while each socket is one node.
+        # With sub-NUMA clustering (more nodes than sockets) the split is the generic one.
+        numa = port.numa if node.numa_nodes == model.numa_nodes else \
+            min(port.gpu // gpus_per_numa, node.numa_nodes - 1)
+        out.append(PortFacts(port.rdma, netdev, port.gpu, numa))
     return tuple(out)
 
 

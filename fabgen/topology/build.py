@@ -14,6 +14,7 @@ from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 from fabgen.catalog import nodes
 from fabgen.intent.models import Intent
+from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
 
@@ -108,6 +109,7 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
     short = EXTRA_PREFIX[role].rstrip("-")
+    # The model's storage-card ports when it publishes them, else names that say the network.
     names = nodes.extra_ports(intent, role, spec.nics, data["fabric"]["transport"])
     rdma, netdevs = names or (f"{short}{{dev}}", f"{short}{{dev}}")
     data["hosts"] = {**data["hosts"], "rdma_devices": rdma, "netdevs": netdevs,
@@ -180,7 +182,13 @@ def _build(intent: Intent, role: str) -> Fabric:
                            IPv4Interface | None]] = []
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     dev_count = node.nics * node.nic_ports
-    port_facts = nodes.layout(intent)  # device names, GPU and NUMA node of each port
+    gpus_per_numa = max(1, node.gpus // node.numa_nodes)
+    hosts_spec = intent.hosts
+    devices = _expand(hosts_spec.rdma_devices if hosts_spec.rdma_devices is not None
+                      else nodes.PLACEHOLDER_RDMA, dev_count, node.nic_ports, topo.planes)
+    netdevs = _expand(hosts_spec.netdevs if hosts_spec.netdevs is not None
+                      else nodes.PLACEHOLDER_NETDEV, dev_count, node.nic_ports, topo.planes)
+    mapped = nodes.mapped_ports(intent)  # the node model's published port table, if it applies
     for i in range(shape.nodes):
         unit, pos = divmod(i, shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
@@ -198,13 +206,18 @@ def _build(intent: Intent, role: str) -> Fabric:
                 local, slot = divmod(pos, nodes_per_leaf)
                 leaf = leaf_names[plane, unit, local]
                 leaf_port = slot * shape.ports_per_node + k + 1
-            facts = port_facts[dev]
+            gpu = nic * node.gpus // node.nics
+            numa = min(gpu // gpus_per_numa, node.numa_nodes - 1)
+            rdma_device, netdev = devices[dev], netdevs[dev]
+            if mapped is not None:
+                facts = mapped[dev]
+                rdma_device, netdev, gpu, numa = facts.rdma, facts.netdev, facts.gpu, facts.numa
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
-                                  rdma_device=facts.rdma, netdev=facts.netdev, gpu=facts.gpu,
-                                  numa=facts.numa, address=host_end))
+                                  rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
+                                  address=host_end))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 
@@ -309,6 +322,12 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
         up = spines * math.ceil(math.ceil(Fraction(used) / ratio) / spines)
         full[last, local] = (used, min(up, shape.leaf_up))
     return full
+
+
+def _expand(value: str | list[str], count: int, nic_ports: int, planes: int) -> list[str]:
+    if isinstance(value, list):
+        return list(value)
+    return [expand_device(value, dev, nic_ports, planes) for dev in range(count)]
 
 
 def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
