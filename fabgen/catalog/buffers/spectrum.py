@@ -37,7 +37,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Literal
 
-from fabgen.catalog.buffers import BufferModel, Derivation, LookupTable, PgProfile, PoolLayout
+from fabgen.catalog.buffers.model import BufferModel, Derivation, LookupTable, PgProfile, PoolLayout
 
 __all__ = [
     "ASICS",

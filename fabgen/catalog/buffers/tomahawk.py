@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from fabgen.catalog.buffers import BufferModel, LookupTable, PgProfile, PoolLayout
+from fabgen.catalog.buffers.model import BufferModel, LookupTable, PgProfile, PoolLayout
 
 __all__ = ["LAYOUTS", "TABLES", "model_for"]
 
