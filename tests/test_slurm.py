@@ -107,7 +107,7 @@ def three_tier_intent(style: str, planes: int = 2) -> Intent:
     """A small 3-tier fabric (custom 8-port leaves) with every feature the tree must carry."""
     return Intent.model_validate({
         "name": f"t3-{style}", "fabric": {"transport": "infiniband", "generation": "ndr"},
-        "cluster": {"nodes": 22, "node": {"model": "x", "gpus": 4, "nics": 2,
+        "cluster": {"nodes": 22, "node": {"model": "generic", "gpus": 4, "nics": 2,
                                           "nic": "connectx-7", "nic_ports": planes}},
         "topology": {"style": style, "planes": planes, "tiers": 3,
                      "leaf": {"ports": 8, "speed": "400G"}},
