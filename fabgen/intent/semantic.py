@@ -243,7 +243,7 @@ def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
     if ib.routing_engine == "ar_ftree" and intent.fabric.generation == "xdr":
         diags.error("NVIDIA supports ar_updn, not ar_ftree, on XDR (UFM Enterprise User "
                     "Manual, Appendix - Adaptive Routing)", (*base, "routing_engine"),
-                    "use ftree (ar_updn runs with adaptive routing) or ar_updn")
+                    "use ftree: with adaptive routing that runs ar_updn")
     if ib.sharp and ib.sharp_sl == ib.service_level:
         diags.error(f"SHARP's SL {ib.sharp_sl} is the compute SL: give SHARP an SL (and so a "
                     "VL) of its own", (*base, "sharp_sl"))
