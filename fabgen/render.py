@@ -12,7 +12,10 @@ from fabgen.output import with_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
+    alerts,
+    anta,
     cabling,
+    collect,
     eos,
     nccl,
     nic,
@@ -22,6 +25,7 @@ from fabgen.targets import (
     report,
     resolved,
     sonic,
+    telemetry,
 )
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
@@ -33,7 +37,8 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
+                           telemetry.TARGET, alerts.TARGET]
     return {t.name: t for t in order}
 
 
@@ -42,6 +47,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
+    "daytwo": ("anta", "collect", "telemetry", "alerts"),
 }
 
 

@@ -273,10 +273,18 @@ class QosSpec(StrictModel):
     """NIC netdev MTU; must fit inside the switch MTU. Not set: 9000, or the switch MTU when
     that is lower."""
     cable_length_m: int = Field(5, ge=1, le=2000)
-    """Longest host-to-leaf cable, metres: PFC headroom on NICs and leaf host ports."""
+    """Longest host-to-leaf cable, metres: PFC headroom on NICs (`mlnx_qos --cable_len`) and
+    leaf host ports. Not set: 5, with a warning (measure it)."""
     fabric_cable_length_m: int = Field(100, ge=1, le=2000)
-    """Longest switch-to-switch cable, metres: PFC headroom on uplinks (row-to-row fibre runs
-    are tens of metres; Cumulus' RoCE default is 100)."""
+    """Longest leaf-to-spine cable, metres: PFC headroom on those ports (row-to-row fibre runs
+    are tens of metres; Cumulus' RoCE default is 100). Not set: 100, with a warning."""
+    core_cable_length_m: int | None = Field(None, ge=1, le=2000)
+    """Longest spine-to-core cable, metres (3 tiers). Not set: `fabric_cable_length_m`."""
+    buffer_model: Literal["auto", "traditional", "dynamic"] = "auto"
+    """SONiC buffer model. `auto`: the platform vendor's default (dynamic on NVIDIA Spectrum,
+    as NVIDIA builds SONiC; traditional elsewhere). `traditional`: fabgen writes every lossless
+    profile from the vendor's lookup table; `dynamic`: SONiC's buffermgrd computes headroom
+    from the cable lengths."""
 
 
 # --- InfiniBand -----------------------------------------------------------------------------
@@ -464,6 +472,54 @@ class NcclSpec(StrictModel):
     """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
 
 
+# --- day two: verification and alert thresholds ---------------------------------------------
+
+class MonitoringSpec(StrictModel):
+    """Thresholds of the day-two pack: `fabgen verify`, the ANTA catalog and the Prometheus
+    alerting rules. These are operational choices, not hardware facts: tune them against a
+    healthy baseline of your own fabric."""
+
+    pfc_storm_pps: int | None = Field(None, ge=1)
+    """PFC pause frames per second received on the lossless priority that count as a storm
+    when they last `pfc_storm_for_s`. Not set: the rate that keeps the link paused without a
+    gap (link speed / (65535 quanta x 512 bit times), IEEE 802.1Qbb), 11,921/s at 400G."""
+    pfc_storm_for_s: int = Field(60, ge=10, le=3600)
+    """How long the storm rate must last before `PfcStorm` fires (the PFC watchdog acts within
+    its detection time; this alert is for a storm the watchdog did not end)."""
+    pause_rate_pps: int | None = Field(None, ge=1)
+    """Sustained pause frames per second on a port and the lossless priority that `PfcPauseRate`
+    warns about. Not set: a tenth of the storm rate (the link paused about 10% of the time)."""
+    pause_rate_for_s: int = Field(300, ge=10, le=86400)
+    """How long the pause rate must stay above `pause_rate_pps`."""
+    bgp_down_for_s: int = Field(30, ge=0, le=3600)
+    """How long a planned BGP session may be down before `BgpSessionDown` fires (the underlay
+    hold time is 9 s)."""
+    link_flaps: int = Field(3, ge=1, le=1000)
+    """Carrier transitions of one port in `link_flap_window_s` that make `LinkFlapping` fire."""
+    link_flap_window_s: int = Field(600, ge=60, le=86400)
+    verify_pfc_frames_max: int = Field(0, ge=0)
+    """`fabgen verify` and the ANTA catalog: PFC frames (sent + received) a port may show since
+    the counters were last cleared. 0 for an idle fabric; raise it to check a fabric under load."""
+    verify_ecn_marks_max: int = Field(0, ge=0)
+    """ECN-marked packets a queue may show since the counters were cleared (ANTA)."""
+    ib_symbol_errors: int = Field(10, ge=0)
+    """InfiniBand: symbol errors of one port per hour that make `IbSymbolErrors` fire."""
+    ib_xmit_wait_per_s: int = Field(1_000_000, ge=1)
+    """InfiniBand: PortXmitWait ticks per second (sustained 5 min) that flag a congested port.
+    The tick length is device-specific (IBTA leaves it to the implementation)."""
+    host_lldp: bool = False
+    """Check the hosts' LLDP neighbours on leaf host ports (needs lldpd on every host sending its
+    netdev name as the port ID: `lldpcli configure lldp portidsubtype ifname`)."""
+    otlp_destination: SafeName | None = None
+    """Cumulus NVUE: host name or IPv4 address of the OpenTelemetry collector the switches
+    export to (`nv set system telemetry export otlp grpc destination`)."""
+    otlp_port: int = Field(4317, ge=1, le=65535)
+    """OTLP/gRPC port of that collector (4317 is OTLP's registered gRPC port)."""
+    gnmi_port: int = Field(8080, ge=1, le=65535)
+    """gNMI port gnmic dials on SONiC and EOS switches (SONiC's telemetry container listens on
+    8080; set it to EOS's `management api gnmi` port when it differs)."""
+
+
 # --- platforms, addressing, hosts -----------------------------------------------------------
 
 Platform = Literal["sonic", "nvue", "eos"]
@@ -557,3 +613,5 @@ class Intent(StrictModel):
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
     nccl: NcclSpec = NcclSpec()
+    monitoring: MonitoringSpec = MonitoringSpec()
+    """Day-two checks and alerts: thresholds for `fabgen verify`, ANTA and Prometheus."""
