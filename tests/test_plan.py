@@ -34,3 +34,12 @@ def test_plan_text(cli) -> None:  # type: ignore[no-untyped-def]
     lines = result.out.splitlines()
     assert lines[0] == ("roce-mixed-2to1: 64 nodes, 512 GPUs, roce 400G, 2 tiers, 1 plane(s)")
     assert "oversubscription: leaf 2:1" in result.out
+
+
+def test_plan_text_names_the_sm_hosts(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("plan", str(ROOT / "inventories" / "ib-ndr-1024.yaml"))
+    assert result.code == 0
+    assert "cables:        node-leaf 1016, leaf-spine 1024, sm-leaf 4" in result.out
+    assert "sm hosts:      ufm01, ufm02" in result.out.splitlines()
+    roce = cli("plan", str(ROOT / "inventories" / "roce-eos-nvue-2to1.yaml"))
+    assert "sm hosts" not in roce.out and "sm-leaf" not in roce.out

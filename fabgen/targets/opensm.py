@@ -337,7 +337,9 @@ def opensm_data(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings
         _opt("lmc", 0, "one LID per port: ftree does not support LMC > 0"),
     ]
     routing_notes: list[str] = []
-    roots = cns = names = []
+    roots: list[str] = []
+    cns: list[str] = []
+    names: list[dict[str, str]] = []
     if guids is not None:
         roots = [f"0x{g:016x}" for g in root_guids(fabric, guids, plane=in_plane)]
         cns = [f"0x{g:016x}" for g in compute_node_guids(fabric, guids, plane=in_plane)]
