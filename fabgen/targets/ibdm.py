@@ -40,7 +40,8 @@ from functools import cache
 from fabgen import catalog, templating
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ibnetdiscover import GuidPlan
-from fabgen.targets.opensm import guid_plan_for, settings_from_intent
+from fabgen.targets.opensm import guid_plan_for
+from fabgen.targets.opensm_plan import settings_from_intent
 from fabgen.topology.groups import compute_hosts
 from fabgen.topology.model import Fabric, Host, Switch
 
@@ -137,35 +138,49 @@ def _numbered(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(f"   {n} -> {name}" for n, name in enumerate(names, start=1))
 
 
-def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str) -> Artifacts:
-    """bringup/infiniband[/plane<N>]/ibdm.topo, ibnl/<TYPE>.ibnl and node-name-map."""
+def render_ibdm(fabric: Fabric, guids: GuidPlan | None, node_model: str, nic_model: str,
+                sm_kind: str = "opensm") -> Artifacts:
+    """bringup/infiniband[/plane<N>]/ibdm.topo, ibnl/<TYPE>.ibnl and, with the fabric's real
+    GUIDs (infiniband.guids_file), its node-name-map: fabgen's own GUID plan numbers only the
+    simulated fabric, never a file meant for the real one (as the OpenSM target does)."""
     if fabric.transport != "infiniband":
         raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
     hosts = compute_hosts(fabric)
-    by_host = {h.name: h for h in hosts}
-    htype = host_type(node_model)
+    # The subnet-manager hosts on reserved leaf ports are cabled into the compute subnet too
+    # (Fabric.sm_links): their cables are listed, or ibdiagnet would report them as extra.
+    typed = {h.name: (host_type(node_model), h) for h in hosts}
+    sm_type = f"{sm_kind.upper()}_HOST"
+    typed.update((h.name, (sm_type, h)) for h in fabric.sm_hosts)
     ibnls: dict[str, Ibnl] = {}
     for sw in fabric.switches:
         kind = switch_type(sw)
         if kind not in ibnls:
             ibnls[kind] = _switch_ibnl(sw)
     if hosts:
-        ibnls[htype] = _host_ibnl(hosts[0], guids, nic_model, htype)
-    for name in [sw.name for sw in fabric.switches] + [h.name for h in hosts]:
+        ibnls[host_type(node_model)] = _host_ibnl(
+            hosts[0], host_type(node_model), _HCAS.get(nic_model, "MT0"),
+            f"a host with {len({hp.nic for hp in hosts[0].ports})} {nic_model} adapter(s), "
+            "ports named by RDMA device; its adapters are U<nic>, as ibdm names "
+            "'<host> HCA-<nic>'")
+    if fabric.sm_hosts:
+        ibnls[sm_type] = _host_ibnl(
+            fabric.sm_hosts[0], sm_type, "MT0",
+            f"a {sm_kind} host (infiniband.management), one adapter U<n> per fabric port; its "
+            "adapter model is not planned (device MT0)")
+    for name in [sw.name for sw in fabric.switches] + list(typed):
         if not _SYSTEM_NAME.match(name):
             raise ValueError(f"{name!r} cannot be a system name of an ibdm topology file")
 
     # switch -> port -> "REMOTE-TYPE REMOTE-NAME REMOTE-PORT"
     ports: dict[str, dict[int, str]] = {}
-    host_names = {h.name: host_port_names(h) for h in hosts}
+    host_names = {name: (kind, host_port_names(h)) for name, (kind, h) in typed.items()}
     kinds = {sw.name: (switch_type(sw), panel_names(sw.model, sw.breakout, sw.radix))
              for sw in fabric.switches}
-    for link in fabric.links:
+    for link in (*fabric.links, *fabric.sm_links):
         z_type, z_names = kinds[link.z_device]
-        if link.kind == "node-leaf":
-            if link.a_device not in by_host:
-                continue  # not a compute host: not in the compute subnet's plan
-            remote = f"{htype} {link.a_device} {host_names[link.a_device][link.a_port]}"
+        if link.kind in ("node-leaf", "sm-leaf"):
+            h_type, h_names = host_names[link.a_device]
+            remote = f"{h_type} {link.a_device} {h_names[link.a_port]}"
         else:
             a_type, a_names = kinds[link.a_device]
             remote = f"{a_type} {link.a_device} {a_names[link.a_port - 1]}"
@@ -174,6 +189,8 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str
         ports.setdefault(link.z_device, {})[link.z_port] = remote
 
     files: Artifacts = {}
+    types = [{"type": i.type, "source": i.source}
+             for i in sorted(ibnls.values(), key=lambda i: i.type)]
     for plane in range(fabric.planes):
         sections = []
         for sw in fabric.switches:
@@ -190,39 +207,38 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan, node_model: str, nic_model: str
         files[f"{where}/ibdm.topo"] = templating.render(
             "ibdm/ibdm.topo.j2", fabric=fabric.name, scope=scope, sections=sections,
             cables=sum(len(s["ports"]) for s in sections),
-            ibnl_dir="ibnl" if fabric.planes == 1 else "../ibnl",
-            types=[{"type": i.type, "source": i.source}
-                   for i in sorted(ibnls.values(), key=lambda i: i.type)])
+            ibnl_dir="ibnl" if fabric.planes == 1 else "../ibnl", types=types)
     for ibnl in sorted(ibnls.values(), key=lambda i: i.type):
         files[f"{OUT_DIR}/ibnl/{ibnl.type}.ibnl"] = templating.render(
             "ibdm/system.ibnl.j2", system=ibnl)
-    node_names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
-    node_names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
-                   for h in hosts for nic in sorted({hp.nic for hp in h.ports})]
-    files[f"{OUT_DIR}/node-name-map"] = templating.render(
-        "ibdm/node-name-map.j2", fabric=fabric.name,
-        lines=[f'0x{g:016x} "{n}"' for g, n in node_names])
+    if guids is not None:
+        node_names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
+        node_names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
+                       for _kind, h in typed.values()
+                       for nic in sorted({hp.nic for hp in h.ports})]
+        files[f"{OUT_DIR}/node-name-map"] = templating.render(
+            "ibdm/node-name-map.j2", fabric=fabric.name,
+            lines=[f'0x{g:016x} "{n}"' for g, n in node_names])
     return files
 
 
-def _host_ibnl(host: Host, guids: GuidPlan, nic_model: str, htype: str) -> Ibnl:
+def _host_ibnl(host: Host, kind: str, device: str, source: str) -> Ibnl:
+    """A host system: one CA node per NIC, U<nic>, with as many ports as the plan uses of it."""
     names = host_port_names(host)
     nodes = []
     for nic in sorted({hp.nic for hp in host.ports}):
-        count = guids.ca_ports[(host.name, nic)]
-        ports = [f"U{nic}_P{p + 1}" for p in range(count)]
-        for hp in host.ports:
-            if hp.nic == nic:
-                ports[hp.port] = names[hp.dev]
-        nodes.append((f"U{nic}", "CA", count, _HCAS.get(nic_model, "MT0"), _numbered(ports)))
-    return Ibnl(htype, f"a host with {len(nodes)} {nic_model} adapter(s), ports named by RDMA "
-                "device; its adapters are U<nic>, as ibdm names '<host> HCA-<nic>'", tuple(nodes))
+        used = [hp for hp in host.ports if hp.nic == nic]
+        ports = [f"U{nic}_P{p + 1}" for p in range(max(hp.port for hp in used) + 1)]
+        for hp in used:
+            ports[hp.port] = names[hp.dev]
+        nodes.append((f"U{nic}", "CA", len(ports), device, _numbered(ports)))
+    return Ibnl(kind, source, tuple(nodes))
 
 
 class IbdmTarget:
     name = "ibdm"
     description = ("bringup/infiniband/: the compute fabric as an ibdm topology file (ibdiagnet "
-                   "-t, ibtopodiff) per plane, its IBNL systems and a node-name-map")
+                   "-t, ibtopodiff) per plane, its IBNL systems, a node-name-map (real GUIDs)")
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.fabric.transport == "infiniband"
@@ -231,7 +247,8 @@ class IbdmTarget:
         settings = settings_from_intent(ctx.intent)
         guids = guid_plan_for(ctx.fabric, settings, base=ctx.base_dir)
         node = ctx.intent.cluster.node
-        return render_ibdm(ctx.fabric, guids, node.model, node.nic)
+        return render_ibdm(ctx.fabric, guids, node.model, node.nic,
+                           ctx.intent.infiniband.management.kind)
 
 
 TARGET = IbdmTarget()

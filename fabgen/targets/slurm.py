@@ -131,7 +131,8 @@ def fit_sentence(groups: FabricGroups, gpus_per_node: int) -> str:
     leaf, spine, *rest = fits(groups)
 
     def size(f: Fit) -> str:
-        return f"{f.nodes:,} nodes ({f.nodes * gpus_per_node:,} GPUs)"
+        smallest = "" if f.nodes == f.largest else f"; {f.nodes:,} in the smallest"
+        return f"{f.largest:,} nodes ({f.largest * gpus_per_node:,} GPUs{smallest})"
 
     text = (f"A job of up to {size(leaf)} fits under one leaf group, up to {size(spine)} under "
             "one spine set")

@@ -9,8 +9,8 @@ ports share one leaf, and the leaf (the same position in every plane) is the dom
 Everything here is derived from the cabling (node-leaf, leaf-spine, spine-core links), not from
 names or positions: a leaf group is a set of leaves joined by the compute hosts they share, its
 spine set per plane is where those leaves' uplinks land. Only compute hosts count (see
-compute_hosts): management hosts on reserved leaf ports run no jobs. Storage and management
-networks are separate Fabrics (Fabric.extras) and never appear.
+compute_hosts): the subnet-manager hosts on reserved leaf ports run no jobs. Storage and
+management networks are separate Fabrics (Fabric.extras) and never appear.
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ class NotAFatTree(ValueError):
 
 
 def compute_hosts(fabric: Fabric) -> tuple[Host, ...]:
-    """The hosts that run jobs. A host's `role` (when the model has one) other than "compute"
-    (a UFM or subnet-manager host on a reserved leaf port) is not a scheduling target."""
-    return tuple(h for h in fabric.hosts if getattr(h, "role", "compute") == "compute")
+    """The hosts that run jobs: Fabric.hosts. The subnet-manager/UFM hosts on reserved leaf
+    ports are Fabric.sm_hosts, cabled into the compute fabric but never a scheduling target."""
+    return fabric.hosts
 
 
 def _plane_tag(planes: int, plane: int) -> str:

@@ -22,5 +22,5 @@ $KUBECTL label --overwrite node dgx065 dgx066 dgx067 dgx068 dgx069 dgx070 dgx071
     network.topology.nvidia.com/spine=spines network.topology.nvidia.com/leaf=su3
 
 # su4 (under spines)
-$KUBECTL label --overwrite node dgx097 dgx098 dgx099 dgx100 dgx101 dgx102 dgx103 dgx104 dgx105 dgx106 dgx107 dgx108 dgx109 dgx110 dgx111 dgx112 dgx113 dgx114 dgx115 dgx116 dgx117 dgx118 dgx119 dgx120 dgx121 dgx122 dgx123 dgx124 dgx125 dgx126 dgx127 dgx128 \
+$KUBECTL label --overwrite node dgx097 dgx098 dgx099 dgx100 dgx101 dgx102 dgx103 dgx104 dgx105 dgx106 dgx107 dgx108 dgx109 dgx110 dgx111 dgx112 dgx113 dgx114 dgx115 dgx116 dgx117 dgx118 dgx119 dgx120 dgx121 dgx122 dgx123 dgx124 dgx125 dgx126 dgx127 \
     network.topology.nvidia.com/spine=spines network.topology.nvidia.com/leaf=su4
