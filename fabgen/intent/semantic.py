@@ -21,9 +21,11 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _hosts(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
-    from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
+    # qos and underlay import sizing, which imports the models: no cycle here
+    from fabgen import qos, underlay
 
     qos.check(intent, diags)  # independent of the checks above: report all at once
+    underlay.check(intent, diags)
     if not diags.errors:
         _fit(intent, diags)
 

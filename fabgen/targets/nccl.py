@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from fabgen import templating
+from fabgen import templating, underlay
 from fabgen.targets import nic
 from fabgen.targets.base import Artifacts, RenderContext
 
@@ -32,6 +32,9 @@ SOURCES: dict[str, str] = {
                          "NCCL_PARAM(IbRetryCnt, \"IB_RETRY_CNT\", 7)",
     "NCCL_IB_QPS_PER_CONNECTION": "nccl src/transport/net_ib/connect.cc:60 "
                                   "NCCL_PARAM(IbQpsPerConn, \"IB_QPS_PER_CONNECTION\", 1)",
+    "NCCL_IB_SPLIT_DATA_ON_QPS": "nccl src/transport/net_ib/common.cc:22 "
+                                 "NCCL_PARAM(IbSplitDataOnQps, \"IB_SPLIT_DATA_ON_QPS\", 0); "
+                                 "1 before 2.20.3 (b6475625)",
     "NCCL_IB_ADAPTIVE_ROUTING": "nccl src/transport/net_ib/init.cc:12 "
                                 "NCCL_PARAM(IbAdaptiveRouting, \"IB_ADAPTIVE_ROUTING\", -2); "
                                 "default on for IB, off for RoCE (init.cc:441)",
@@ -120,9 +123,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
               "sits next to its GPU"),
     ]
     if fabric.transport == "roce":
-        out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
-                         "the fabric spreads flows by ECMP hashing and has no adaptive "
-                         "routing (NCCL's RoCE default, pinned)"))
+        out.append(_roce_adaptive_routing(ctx))
     elif intent.infiniband.adaptive_routing:
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
                          "the subnet manager runs adaptive routing "
@@ -138,6 +139,15 @@ def entries(ctx: RenderContext) -> list[Entry]:
         Entry("NCCL_IB_QPS_PER_CONNECTION", str(n.qps_per_connection),
               f"{n.qps_per_connection} queue pairs per connection = {n.qps_per_connection} "
               f"{spread} (nccl.qps_per_connection)"),
+    ]
+    if fabric.transport == "roce" and n.qps_per_connection > 1:
+        # Which QP a message takes decides which ECMP path it takes: pinned to NCCL's current
+        # default so every NCCL release spreads the same way (it was 1 before 2.20.3).
+        out.append(Entry("NCCL_IB_SPLIT_DATA_ON_QPS", "0",
+                         "each message goes whole on one QP, messages round-robin over the "
+                         f"{n.qps_per_connection} QPs, so each ECMP path carries whole "
+                         "messages (NCCL's default since 2.20.3, pinned)"))
+    out += [
         Entry("NCCL_IB_TIMEOUT", str(n.timeout),
               f"ACK timeout 4.096 us x 2^{n.timeout} = {_seconds(timeout)} s, for a fabric of "
               f"{fabric.tiers} switch tiers (nccl.timeout)"),
@@ -150,6 +160,28 @@ def entries(ctx: RenderContext) -> list[Entry]:
                          "SHARP in-network reductions (infiniband.sharp) through the CollNet "
                          "plugin (nccl-rdma-sharp-plugins' libnccl-net.so must be installed)"))
     return out
+
+
+def _roce_adaptive_routing(ctx: RenderContext) -> Entry:
+    """NCCL_IB_ADAPTIVE_ROUTING for RoCE, from the fabric's load balancing (underlay plan).
+
+    Per-packet adaptive routing (Cumulus) can deliver a message's packets out of order; with
+    the variable set NCCL sends the data as an RDMA write and signals it with a separate write
+    with immediate (nccl src/transport/net_ib/p2p.cc:132). EOS dynamic load balancing moves
+    flowlets, whose packets stay in order, and hashing never reorders: NCCL's RoCE default.
+    """
+    lb = underlay.plan(ctx.intent).load_balancing
+    per_packet = lb.mode == "adaptive" and any(
+        s.platform == "nvue" for s in ctx.fabric.switches)
+    if per_packet:
+        return Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
+                     "the Cumulus switches route adaptively per packet (load_balancing.mode), "
+                     "so a message's packets may arrive out of order")
+    how = ("moves flowlets, which keep their order" if lb.mode == "adaptive"
+           else "spreads flows by ECMP hashing")
+    return Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
+                 f"the fabric {how}; no per-packet adaptive routing (NCCL's RoCE default, "
+                 "pinned)")
 
 
 class NcclTarget:
