@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import typing
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from fabgen import underlay
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.loader import LoadedIntent
+from fabgen.intent.models import Platform
 from fabgen.push import candidate
 from fabgen.render import render
+from fabgen.targets import nvue, sonic
 from fabgen.topology import sizing
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric, Switch
@@ -215,6 +218,13 @@ def test_ecmp_paths_refuses_above_the_platform_limit() -> None:
 def test_platform_limits_are_the_published_ranges() -> None:
     assert {p: lim.paths for p, lim in underlay.MAX_ECMP.items()} == \
         {"sonic": 256, "nvue": 128, "eos": 600}
+    platforms = set(typing.get_args(Platform))
+    assert set(underlay.MAX_ECMP) == set(underlay.HASH_FIELDS) == set(underlay.ADAPTIVE) == \
+        platforms
+    assert all(lim.source for lim in underlay.MAX_ECMP.values())
+    # every hash field a platform takes has a name in that platform's config
+    assert underlay.HASH_FIELDS["sonic"] <= set(sonic.HASH_FIELD)
+    assert underlay.HASH_FIELDS["nvue"] <= set(nvue.HASH_FIELD)
 
 
 # --- BGP timers and BFD: one value on every platform ------------------------------------------

@@ -273,10 +273,18 @@ class QosSpec(StrictModel):
     """NIC netdev MTU; must fit inside the switch MTU. Not set: 9000, or the switch MTU when
     that is lower."""
     cable_length_m: int = Field(5, ge=1, le=2000)
-    """Longest host-to-leaf cable, metres: PFC headroom on NICs and leaf host ports."""
+    """Longest host-to-leaf cable, metres: PFC headroom on NICs (`mlnx_qos --cable_len`) and
+    leaf host ports. Not set: 5, with a warning (measure it)."""
     fabric_cable_length_m: int = Field(100, ge=1, le=2000)
-    """Longest switch-to-switch cable, metres: PFC headroom on uplinks (row-to-row fibre runs
-    are tens of metres; Cumulus' RoCE default is 100)."""
+    """Longest leaf-to-spine cable, metres: PFC headroom on those ports (row-to-row fibre runs
+    are tens of metres; Cumulus' RoCE default is 100). Not set: 100, with a warning."""
+    core_cable_length_m: int | None = Field(None, ge=1, le=2000)
+    """Longest spine-to-core cable, metres (3 tiers). Not set: `fabric_cable_length_m`."""
+    buffer_model: Literal["auto", "traditional", "dynamic"] = "auto"
+    """SONiC buffer model. `auto`: the platform vendor's default (dynamic on NVIDIA Spectrum,
+    as NVIDIA builds SONiC; traditional elsewhere). `traditional`: fabgen writes every lossless
+    profile from the vendor's lookup table; `dynamic`: SONiC's buffermgrd computes headroom
+    from the cable lengths."""
 
 
 # --- InfiniBand -----------------------------------------------------------------------------

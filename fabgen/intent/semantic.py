@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from fabgen import catalog
+from fabgen import catalog, qos, underlay
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
-from fabgen.intent.loader import suggest
 from fabgen.intent.models import IB_GENERATION_SPEED, Intent
+from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
+from fabgen.suggest import closest
 from fabgen.topology import sizing
+from fabgen.topology.build import _extra_intent
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 
@@ -21,9 +23,6 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _hosts(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
-    # qos and underlay import sizing, which imports the models: no cycle here
-    from fabgen import qos, underlay
-
     qos.check(intent, diags)  # independent of the checks above: report all at once
     underlay.check(intent, diags)
     if not diags.errors:
@@ -68,7 +67,7 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
     node = intent.cluster.node
     nic = nics.get(node.nic)
     if nic is None:
-        guess = suggest(node.nic, list(nics))
+        guess = closest(node.nic, list(nics))
         diags.error(f"unknown NIC model {node.nic!r}", ("cluster", "node", "nic"),
                     f"did you mean {guess!r}?" if guess else "known: " + ", ".join(nics))
     else:
@@ -89,7 +88,7 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
         model = known.get(spec.model)
         loc = ("topology", role, "model")
         if model is None:
-            guess = suggest(spec.model, list(known))
+            guess = closest(spec.model, list(known))
             diags.error(f"unknown switch model {spec.model!r}", loc,
                         f"did you mean {guess!r}?" if guess else "known: " + ", ".join(known))
         elif model.transport != transport:
@@ -209,18 +208,12 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
         diags.error(f"service level {ib.service_level} is not the SL of any traffic class",
                     ("infiniband", "service_level"))
     if ib.sm_host is not None and ib.sm_host not in hosts:
-        guess = suggest(ib.sm_host, hosts)
+        guess = closest(ib.sm_host, hosts)
         diags.error(f"no host named {ib.sm_host!r}", ("infiniband", "sm_host"),
                     f"did you mean {guess!r}?" if guess else None)
     if ib.sharp and ib.routing_engine == "updn":
         diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
                    "them poorly", ("infiniband", "routing_engine"))
-
-
-def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
-    nic, port = divmod(dev, nic_ports)
-    rail = nic * (nic_ports // planes) + port // planes
-    return template.format(dev=dev, nic=nic, port=port, rail=rail)
 
 
 def _fit(intent: Intent, diags: Diagnostics) -> None:
@@ -257,8 +250,6 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
 
 def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
     """A storage/management network is sized like a fabric of its own; blame its own fields."""
-    from fabgen.topology.build import _extra_intent
-
     spec = getattr(intent.topology, role)
     base = ("topology", role)
     if spec.transport == "infiniband" and spec.generation is None:
@@ -273,7 +264,7 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
             continue
         model = known.get(sw.model)
         if model is None:
-            guess = suggest(sw.model, list(known))
+            guess = closest(sw.model, list(known))
             diags.error(f"unknown switch model {sw.model!r}", (*base, tier, "model"),
                         f"did you mean {guess!r}?" if guess else None)
             return

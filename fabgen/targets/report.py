@@ -16,6 +16,7 @@ from fabgen import catalog, qos, templating
 from fabgen.intent.models import Intent
 from fabgen.intent.units import format_ratio, format_speed
 from fabgen.qos import QosPlan, TrafficClass
+from fabgen.targets import headroom_report
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.picture import render_svg
 from fabgen.topology.model import ROLES, Fabric, Switch
@@ -150,8 +151,7 @@ def _qos_notes(plan: QosPlan) -> list[str]:
         f"{mtu} ({plan.mtu_note})" if plan.mtu_note else mtu,
         "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
         f"PFC watchdog: {watchdog}",
-        f"PFC headroom sized for cables up to {plan.cable_length_m} m to hosts and "
-        f"{plan.fabric_cable_length_m} m between switches",
+        *headroom_report.headroom_notes(plan),
     ]
 
 
@@ -276,6 +276,8 @@ class ReportTarget:
 
         if ctx.qos is None and ctx.fabric.transport == "roce":
             ctx = replace(ctx, qos=qos.plan(ctx.intent))
+        context["headroom"] = headroom_report.headroom_rows(ctx)
+        context["headroom_formulas"] = headroom_report.headroom_formulas(context["headroom"])
         context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
         context["whatif"] = _whatif_section(ctx)
         from fabgen.targets import howto

@@ -13,7 +13,7 @@ from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
 from fabgen.intent.models import Intent
-from fabgen.intent.semantic import expand_device
+from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
 

@@ -8,7 +8,6 @@ devices by tier, plane and scalable unit/pod so a picture of a 100k-GPU fabric s
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,6 +17,7 @@ from fabgen import catalog
 from fabgen.catalog.ports import cage_of
 from fabgen.intent.models import Intent
 from fabgen.intent.units import format_ratio
+from fabgen.natural import natural_key
 from fabgen.topology.model import ROLES, Fabric, LinkKind, Role, Switch
 
 __all__ = [
@@ -37,14 +37,6 @@ __all__ = [
 
 LINK_KINDS: tuple[LinkKind, ...] = ("node-leaf", "leaf-spine", "spine-core")
 GroupRole = Literal["hosts", "leaf", "spine", "core"]
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that orders `Ethernet2` before `Ethernet10` (digit runs compare as numbers)."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part)
-                 for part in _DIGITS.split(text) if part)
 
 
 def ratio_text(ratio: Fraction | None) -> str | None:
