@@ -446,3 +446,72 @@ def test_push_candidates_remove_bfd_and_dlb_the_render_no_longer_has() -> None:
         [{"set": {"router": {"adaptive-routing": {"enable": "on"}, "ptp": {"enable": "on"}}}}],
         [{"set": {"router": {"bgp": {"enable": "on"}}}}])
     assert nv == [{"set": {"router": {"bgp": {"enable": "on"}, "ptp": {"enable": "on"}}}}]
+
+
+# --- spare ports: down, with the lossless QoS, on every platform ----------------------------------
+
+def _eos_ports(cfg: str) -> dict[str, list[str]]:
+    """interface name -> its lines (the block under `interface Ethernet...`)."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in cfg.splitlines():
+        if line.startswith("interface Ethernet"):
+            name = line.split()[1]
+            out[name] = []
+        elif name is not None and line.startswith("   "):
+            out[name].append(line)
+        elif not line.startswith("   "):
+            name = None
+    return out
+
+
+def _qos_part(lines: list[str]) -> list[str]:
+    return lines[lines.index("   qos trust dscp"):]
+
+
+def test_spare_ports_are_down_with_the_lossless_qos_everywhere(tmp_path: Path) -> None:
+    loads = [load(p) for p in INVENTORIES] + [_load(tmp_path, MIXED3, "mixed3")]
+    spares = Counter[str]()
+    for loaded in loads:
+        if loaded.intent.fabric.transport != "roce":
+            continue
+        fabric = build(loaded.intent)
+        files = render(loaded, only=["switches"])
+        for sw in fabric.switches:
+            cabled = {link.a_port if link.a_device == sw.name else link.z_port
+                      for link in fabric.links if sw.name in (link.a_device, link.z_device)}
+            where = f"{loaded.intent.name}/{sw.name}"
+            if sw.platform == "sonic":
+                db = json.loads(files[f"sonic/{sw.name}/config_db.json"])
+                ports = db["PORT"]
+                assert len(ports) == sw.radix, where
+                down = {n for n, v in ports.items() if v["admin_status"] == "down"}
+                assert len(down) == sw.radix - len(cabled), where
+                assert set(db["PORT_QOS_MAP"]) == set(ports), where
+                if "BUFFER_PG" in db:  # a custom switch has no buffer model, so no buffers
+                    assert {k.split("|")[0] for k in db["BUFFER_PG"]} == set(ports), where
+                assert {k.split("|")[0] for k in db["QUEUE"]} == set(ports), where
+                if "PFC_WD" in db:
+                    assert set(db["PFC_WD"]) - {"GLOBAL"} == set(ports), where
+                spares["sonic"] += len(down)
+            elif sw.platform == "eos":
+                ports = _eos_ports(files[f"eos/{sw.name}.cfg"])
+                assert len(ports) == sw.radix, where
+                down = [n for n, lines in ports.items() if "   shutdown" in lines]
+                assert len(down) == sw.radix - len(cabled), where
+                assert len({tuple(_qos_part(lines)) for lines in ports.values()}) == 1, where
+                for name in down:
+                    assert not any(x.startswith("   ip address") for x in ports[name]), name
+                spares["eos"] += len(down)
+            else:
+                intf = _nvue(files, sw.name)["interface"]
+                ports = {k: v for k, v in intf.items() if k.startswith("swp")
+                         and "breakout" not in v.get("link", {})}
+                assert len(ports) == sw.radix, where
+                down = [k for k, v in ports.items() if v["link"].get("state") == "down"]
+                assert len(down) == sw.radix - len(cabled), where
+                assert len({yaml.safe_dump(v.get("qos")) for v in ports.values()}) == 1, where
+                assert len({(v["link"]["mtu"], v["link"].get("speed"))
+                            for v in ports.values()}) == 1, where
+                spares["nvue"] += len(down)
+    assert set(spares) == {"sonic", "eos", "nvue"} and all(spares.values()), spares

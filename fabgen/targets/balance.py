@@ -43,11 +43,12 @@ def underlay_markdown(ctx: RenderContext) -> str:
     roles = used_platforms(intent)
     widths = underlay.ecmp_widths(sizing.shape(intent))
     lines = ["## Underlay and load balancing", "",
-             "| Tier | Platform | ECMP paths | Platform maximum |", "|---|---|---:|---|"]
+             "| Tier | Platform | ECMP paths | Platform maximum | Source |",
+             "|---|---|---:|---:|---|"]
     for role, width in widths.items():
         limit = underlay.MAX_ECMP[roles[role]]
-        lines.append(f"| {role.title()} | {roles[role]} | {width} | {limit.paths} "
-                     f"({limit.source}) |")
+        lines.append(f"| {role.title()} | {roles[role]} | {width} | {limit.paths} | "
+                     f"{limit.source} |")
     used = sorted({roles[r] for r in widths})
     lines += ["", f"- BGP timers: keepalive {plan.keepalive_s} s, hold {plan.hold_s} s on every "
               "platform (`underlay.bgp`)."]
@@ -78,6 +79,11 @@ def underlay_markdown(ctx: RenderContext) -> str:
     elif not entropy:
         lines.append("- NCCL: the hash reads neither the UDP source port nor the destination QP, "
                      "so more queue pairs per connection add no flows to spread.")
+    lines.append("- Spare (uncabled) ports are down with the lossless QoS of a cabled port on "
+                 "every platform (SONiC `admin_status down` with every QoS, buffer and watchdog "
+                 "table; EOS `shutdown` with the same per-port QoS; NVUE `link state down` with "
+                 "the PFC watchdog, the global QoS profile covering it): a cable plugged in "
+                 "later comes up lossless once the port is enabled.")
     if "eos" in used:
         lines.append("- EOS installs at most its ASIC's ECMP group size, which `show bgp "
                      "instance` prints as Maximum ECMP; Arista publishes no number for the "

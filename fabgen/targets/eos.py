@@ -316,15 +316,24 @@ def _system(switch: Switch) -> dict[str, Any]:
 
 def _ethernet_interfaces(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan,
                          interface_qos: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every front-panel port in port order. A spare (uncabled) port is shut down with the
+    same MTU, speed and lossless QoS as a cabled one, as SONiC's PORT table does, so a cable
+    plugged in later comes up lossless once the port is enabled."""
     speed = _speed(switch)
-    return [{
-        "name": p.name,
-        "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
-        "mtu": plan.mtu,
-        "speed": speed,
-        "ip_address": str(p.address),
-        "qos": interface_qos,
-    } for p in ports]
+    cabled = {p.port: p for p in ports}
+    out = []
+    for number in range(1, switch.radix + 1):
+        p = cabled.get(number)
+        out.append({
+            "name": p.name if p else switch_port_name(switch, number),
+            "description": sanitize_description(f"{p.peer}:{p.peer_port}") if p else None,
+            "shutdown": p is None,
+            "mtu": plan.mtu,
+            "speed": speed,
+            "ip_address": str(p.address) if p else None,
+            "qos": interface_qos,
+        })
+    return out
 
 
 def _speed(switch: Switch) -> str | None:

@@ -46,6 +46,8 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
             detect-multiplier 2-255, min-rx-interval 50-60000, min-tx-interval 50-60000` and
             `... neighbor <id> timers keepalive, hold` (Cumulus Linux 5.0 and later; 5.15 moves
             BFD timers into `router bfd profile`).
+  [CL-IF]   Same guide, "Interface Configuration and Management": `nv set interface <swp>
+            link state down` brings a port down administratively.
   [CL-API]  An applied configuration dumped through the NVUE API on Cumulus Linux 5.5.1 (NVIDIA
             Air automation workshop): exact spellings of congestion-control, egress-scheduler,
             egress-queue-mapping, mapping and roce keys and of `link: {mtu: ...}`.
@@ -59,7 +61,7 @@ from typing import Any
 import yaml
 
 from fabgen import qos, underlay
-from fabgen.catalog.ports import native_lanes, port_name
+from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.eos import (
@@ -166,13 +168,26 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
     out: dict[str, Any] = {}
     if switch.breakout > 1:
         # A split port is configured on its parent: `link breakout 2x lanes-per-port 4`
-        # [CL-CMD]; the parent keeps type swp and carries no address.
+        # [CL-CMD]; the parent keeps type swp and carries no address. Every cage is split,
+        # spare ones too, so their ports exist at the planned speed.
         breakout = {f"{switch.breakout}x": {
             "lanes-per-port": native_lanes(switch.model) // switch.breakout}}
-        for p in ports:
-            parent = port_name(PLATFORM, (p.port - 1) // switch.breakout + 1)
-            out[parent] = {"link": {"breakout": breakout}, "type": "swp"}
+        for native in range(1, switch.radix // switch.breakout + 1):
+            out[port_name(PLATFORM, native)] = {"link": {"breakout": breakout}, "type": "swp"}
     watchdog = plan.watchdog.enabled and bool(plan.pfc_priorities)
+    cabled = {p.port for p in ports}
+    for number in range(1, switch.radix + 1):
+        if number in cabled:
+            continue
+        # A spare port: down (`link state down` [CL-IF]) with the MTU, speed and watchdog of a
+        # cabled one; the global QoS profile already covers it [CL-QOS], so a cable plugged in
+        # later comes up lossless once the port is brought up, as on SONiC and EOS.
+        spare: dict[str, Any] = {"link": {"mtu": plan.mtu, "state": "down"}, "type": "swp"}
+        if switch.breakout > 1:
+            spare["link"]["speed"] = f"{switch.speed_gbps}G"
+        if watchdog:
+            spare["qos"] = {"pfc-watchdog": {"state": "enable"}}
+        out[switch_port_name(switch, number)] = spare
     for p in ports:
         link: dict[str, Any] = {"mtu": plan.mtu}
         if switch.breakout > 1:
