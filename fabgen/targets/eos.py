@@ -526,8 +526,8 @@ def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...],
     return {
         "asn": switch.asn,
         "router_id": str(switch.loopback),
-        # `timers bgp <keepalive> <hold>` [AVD router-bgp.j2 prints it per VRF; EOS takes it in
-        # router-bgp mode too]: without it EOS keeps 60/180 s while FRR and Cumulus run 3/9.
+        # `timers bgp <keepalive> <hold>` [AVD router_bgp.timers: keepalive_time 0-3600,
+        # hold_time 3-7200]: without it EOS keeps 60/180 s while FRR and Cumulus run 3/9.
         "timers": {"keepalive": under.keepalive_s, "hold": under.hold_s},
         # `maximum-paths N ecmp M` [AVD router-bgp.j2]: N paths installed, M the ECMP group.
         "maximum_paths": width,
