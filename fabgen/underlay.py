@@ -170,6 +170,10 @@ def ecmp_paths(platform: str, switch: str, width: int) -> int:
 def check(intent: Intent, diags: Diagnostics) -> None:
     """What the fabric's platforms cannot express, blamed on the intent's fields."""
     if intent.fabric.transport != "roce":
+        for section in ("underlay", "load_balancing"):
+            if section in intent.model_fields_set:
+                diags.warn(f"the {section} section applies to RoCE only and is ignored for "
+                           "InfiniBand (the subnet manager routes it)", (section,))
         return
     roles = used_platforms(intent)
     try:
