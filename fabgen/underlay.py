@@ -61,17 +61,18 @@ MAX_ECMP: dict[str, EcmpLimit] = {
     # (FRR's debian/rules, as SONiC used it up to 2024) and 514 since sonic-buildimage
     # src/sonic-frr/patch/0016-SONiC-ONLY-Set-multipath-to-514... (Dec 2024). The lower value
     # is the limit, so the config loads on either image.
-    "sonic": EcmpLimit(256, "FRR built with --enable-multipath=256 (514 on SONiC images since "
-                            "Dec 2024, sonic-buildimage src/sonic-frr patch 0016)"),
+    "sonic": EcmpLimit(256, "FRR's MULTIPATH_NUM as SONiC builds it: --enable-multipath=256, "
+                            "514 on images since Dec 2024 per sonic-buildimage src/sonic-frr "
+                            "patch 0016"),
     # `nv set vrf <vrf> router bgp address-family ipv4-unicast multipaths ebgp 1-128`
     # (Cumulus Linux 5.12 user guide, NVUE command list).
     "nvue": EcmpLimit(128, "NVUE `router bgp address-family ipv4-unicast multipaths ebgp "
-                           "1-128` (Cumulus Linux 5.12 user guide)"),
+                           "1-128`, Cumulus Linux 5.12 user guide"),
     # `maximum-paths <1-600> ecmp <1-600>` (aristanetworks/avd eos_cli_config_gen
     # router_bgp.schema.yml, maximum_paths.paths and .ecmp, min 1 max 600). The ASIC's own
     # ECMP group size is what `show bgp instance` prints as "Maximum ECMP"; Arista publishes no
     # number for the 7060X6, so the report asks the operator to compare it.
-    "eos": EcmpLimit(600, "EOS `maximum-paths <1-600> ecmp <1-600>` (AVD router_bgp schema)"),
+    "eos": EcmpLimit(600, "EOS `maximum-paths <1-600> ecmp <1-600>`, AVD router_bgp schema"),
 }
 
 # Hash fields each platform can be told to use (intent names; the targets map them to theirs).
@@ -186,10 +187,11 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         if width > limit.paths:
             diags.error(
                 f"each {role} has {width} equal-cost paths, but {platform} installs at most "
-                f"{limit.paths} ({limit.source}); routes would use only part of the uplinks",
+                f"{limit.paths}: routes would use only part of the uplinks",
                 ("platforms", role),
-                f"use a platform that takes {width} paths, or fewer uplinks per {role} "
-                "(more oversubscription or a smaller radix)")
+                f"{platform}'s limit: {limit.source}; use a platform that takes {width} paths, "
+                f"or give each {role} fewer uplinks with more oversubscription or a smaller "
+                "radix")
     lb = intent.load_balancing
     used = {roles[r] for r in ecmp_widths(shape)}
     for platform in sorted(used):
@@ -218,8 +220,8 @@ def _adaptive(intent: Intent, roles: dict[str, str], used: set[str], shape: sizi
               diags: Diagnostics) -> None:
     loc = ("load_balancing", "mode")
     if "sonic" in used:
-        diags.error("SONiC has no adaptive routing or dynamic load balancing setting (no such "
-                    "table in the SONiC YANG models)", loc, "use mode: hash on SONiC switches")
+        diags.error("SONiC has no adaptive routing or dynamic load balancing setting: the "
+                    "SONiC YANG models have no such table", loc, "use mode: hash on SONiC switches")
     if "nvue" in used:
         for role in sorted(r for r in ecmp_widths(shape) if roles[r] == "nvue"):
             kind = shape.leaf if role == "leaf" else shape.spine if role == "spine" else \

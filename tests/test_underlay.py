@@ -198,8 +198,8 @@ def test_nvue_refuses_a_leaf_wider_than_128_paths(tmp_path: Path) -> None:
     assert len(errors) == 1, errors
     assert re.fullmatch(
         r".*bad\.yaml:\d+:\d+: platforms\.leaf: each leaf has 256 equal-cost paths, but nvue "
-        r"installs at most 128 \(NVUE .*multipaths ebgp 1-128.*\); routes would use only part "
-        r"of the uplinks.*", errors[0], re.S), errors[0]
+        r"installs at most 128: routes would use only part of the uplinks \(nvue's limit: "
+        r"NVUE .*multipaths ebgp 1-128.*\)", errors[0], re.S), errors[0]
     # the same fabric on SONiC (256, FRR's MULTIPATH_NUM) and EOS (600) loads
     for platform in ("sonic", "eos"):
         load(_write(tmp_path, platform, text.replace("nvue", platform)))
