@@ -41,7 +41,7 @@ description: "3-tier dual-plane SONiC test fabric"
 fabric: {transport: roce, speed: 400G}
 cluster:
   nodes: 16
-  node: {model: dgx-h100, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 2}
+  node: {model: generic, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 2}
 topology:
   style: rail-optimized
   planes: 2

@@ -53,7 +53,7 @@ name: mixed3
 fabric: {transport: roce, speed: 400G}
 cluster:
   nodes: 16
-  node: {model: dgx-h100, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 1}
+  node: {model: generic, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 1}
 topology:
   tiers: 3
   leaf: {ports: 8, speed: 400G}
@@ -368,6 +368,7 @@ def test_hash_fields_a_platform_cannot_take_are_refused(platform: str, fields: s
 
 def test_adaptive_on_cumulus_spectrum4(tmp_path: Path) -> None:
     text = (HPN.format(platform="nvue", model="sn5600").replace("connectx-7", "bluefield-3")
+            .replace("model: dgx-h100", "model: generic")
             + "load_balancing: {mode: adaptive}\n")
     loaded = _load(tmp_path, text)
     assert not [w for w in loaded.warnings if "out of order" in w.message]
@@ -403,7 +404,7 @@ def test_adaptive_on_eos_is_flowlet_dlb_and_keeps_nccl_in_order(tmp_path: Path) 
 @pytest.mark.parametrize(("text", "message"), [
     (HPN.format(platform="sonic", model="sn5600"), "SONiC has no adaptive routing"),
     (HPN.format(platform="nvue", model="sn5600").replace(", breakout: 4x200G", "").replace(
-        "200G", "800G").replace("connectx-7", "connectx-8"),
+        "200G", "800G").replace("connectx-7", "connectx-8").replace("dgx-h100", "generic"),
      "needs Spectrum-4 switches at 200G or 400G"),
 ])
 def test_adaptive_where_the_platform_has_none_is_refused(text: str, message: str,

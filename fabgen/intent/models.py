@@ -99,8 +99,11 @@ class FabricSpec(StrictModel):
 # --- cluster --------------------------------------------------------------------------------
 
 class NodeSpec(StrictModel):
-    model: SafeName = "dgx-h100"
-    """Server model, for the report and bill of materials."""
+    model: SafeName = "generic"
+    """Server model from the node catalog: `dgx-h100`, `dgx-h200`, `dgx-b200`, `hgx-h100`,
+    `hgx-h200`, `hgx-b200` or `generic`. A model with a published port table gives each compute
+    port's RDMA device, netdev, GPU and NUMA node, and the in-band interface NCCL bootstraps
+    over."""
     gpus: int = Field(8, ge=1, le=72)
     """GPUs per node."""
     nics: int = Field(8, ge=1, le=32)
@@ -362,10 +365,11 @@ class NcclSpec(StrictModel):
     """`auto`: RoCE or InfiniBand variables from the fabric; `efa`: AWS EFA (aws-ofi-nccl)."""
     gid_index: int = Field(3, ge=0, le=255)
     """RoCE v2 IPv4 GID index (NCCL_IB_GID_INDEX); `show_gids` on a host tells."""
-    qps_per_connection: int = Field(4, ge=1, le=128)
-    """NCCL_IB_QPS_PER_CONNECTION: more QPs give ECMP more flows to spread."""
-    timeout: int = Field(22, ge=1, le=31)
-    """NCCL_IB_TIMEOUT (4.096 us * 2^timeout); larger for large fabrics."""
+    qps_per_connection: int | None = Field(None, ge=1, le=128)
+    """NCCL_IB_QPS_PER_CONNECTION. Not set: 4 on RoCE (each QP is a UDP flow ECMP can hash
+    apart), NCCL's 1 on InfiniBand (with LMC 0 every QP to a port follows the same route)."""
+    timeout: int = Field(20, ge=1, le=31)
+    """NCCL_IB_TIMEOUT: ACK timeout 4.096 us * 2^timeout per retry; NCCL's default is 20."""
     retry_cnt: int = Field(7, ge=0, le=7)
     """NCCL_IB_RETRY_CNT."""
     gdr_level: Literal["LOC", "PIX", "PXB", "PHB", "SYS"] = "PXB"
@@ -516,13 +520,17 @@ class AddressingSpec(StrictModel):
 class HostsSpec(StrictModel):
     name: str = "gpu{index:04d}"
     """Host name template; placeholders: `index` (1-based), `su` (1-based)."""
-    rdma_devices: str | list[str] = "mlx5_{dev}"
+    rdma_devices: str | list[str] | None = None
     """RDMA device per compute port: a template (`dev` = nic*nic_ports+port, `nic`, `port`,
-    `rail`) or an explicit list in that order."""
-    netdevs: str | list[str] = "rdma{dev}"
-    """Linux netdev per compute port: a template like `rdma_devices`, or a list."""
-    bootstrap_interface: str = "eth0"
-    """Interface NCCL uses for its bootstrap (NCCL_SOCKET_IFNAME)."""
+    `rail`) or an explicit list in that order. Not set: the node model's compute NICs in GPU
+    order (placeholders `mlx5_{dev}` for a model without a published map). With a published
+    map, only its compute NICs are accepted (a subset of them cables fewer rails)."""
+    netdevs: str | list[str] | None = None
+    """Linux netdev per compute port: a template like `rdma_devices`, or a list. Not set: the
+    node model's names for the fabric's link type (placeholders `rdma{dev}` without a map)."""
+    bootstrap_interface: str | None = None
+    """Interface NCCL bootstraps over (NCCL_SOCKET_IFNAME). Not set: the node model's in-band
+    interface (bond0 on DGX), or none, which leaves NCCL to pick one."""
 
     @field_validator("name")
     @classmethod
@@ -533,7 +541,9 @@ class HostsSpec(StrictModel):
 
     @field_validator("rdma_devices", "netdevs")
     @classmethod
-    def _devices(cls, v: str | list[str], info: Any) -> str | list[str]:
+    def _devices(cls, v: str | list[str] | None, info: Any) -> str | list[str] | None:
+        if v is None:
+            return v
         pattern = names.RDMA_NAME if info.field_name == "rdma_devices" else names.NETDEV_NAME
         what = "RDMA device" if info.field_name == "rdma_devices" else "netdev"
         if isinstance(v, str):
@@ -548,8 +558,8 @@ class HostsSpec(StrictModel):
 
     @field_validator("bootstrap_interface")
     @classmethod
-    def _bootstrap(cls, v: str) -> str:
-        if not names.NETDEV_NAME.match(v):
+    def _bootstrap(cls, v: str | None) -> str | None:
+        if v is not None and not names.NETDEV_NAME.match(v):
             raise ValueError(f"netdev {v!r} is not a valid interface name; {names.UNSAFE_HINT}")
         return v
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fabgen import catalog, qos, underlay
+from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
 from fabgen.intent.models import IB_GENERATION_SPEED, Intent
@@ -138,10 +139,18 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
 
 def _hosts(intent: Intent, diags: Diagnostics) -> None:
     node = intent.cluster.node
+    known = nodes.models()
+    if node.model not in known:
+        guess = closest(node.model, list(known))
+        diags.error(f"unknown node model {node.model!r}", ("cluster", "node", "model"),
+                    f"did you mean {guess!r}?" if guess
+                    else "known: " + ", ".join(known) + " (generic for any other server)")
     count = node.nics * node.nic_ports
     for field in ("rdma_devices", "netdevs"):
         value = getattr(intent.hosts, field)
         loc = ("hosts", field)
+        if value is None:
+            continue
         if isinstance(value, list):
             if len(value) != count:
                 diags.error(f"lists {len(value)} names, but a node has {count} compute ports "
@@ -155,6 +164,11 @@ def _hosts(intent: Intent, diags: Diagnostics) -> None:
         if dupes:
             diags.error(f"gives the same name {dupes[0]!r} to two ports", loc,
                         "use {dev} in the template")
+    for problem in nodes.problems(intent):
+        if problem.severity == "error":
+            diags.error(problem.message, problem.loc, problem.hint)
+        else:
+            diags.warn(problem.message, problem.loc, problem.hint)
     host = intent.hosts.name
     if "{index" not in host:
         diags.error("host name template must contain {index} so names are unique",

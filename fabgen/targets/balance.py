@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fabgen import underlay
 from fabgen.qos import used_platforms
+from fabgen.targets import nccl
 from fabgen.targets.base import RenderContext
 from fabgen.topology import sizing
 
@@ -66,7 +67,7 @@ def underlay_markdown(ctx: RenderContext) -> str:
                      + "; ".join(f"{p}: {underlay.ADAPTIVE[p]}" for p in used) + ".")
     lines.append(f"- ECMP hash on {', '.join(lb.hash_fields)}:")
     lines += [f"  - {p}: {_HASH[p]}." for p in used]
-    qps = intent.nccl.qps_per_connection
+    qps = nccl.qps_per_connection(ctx)
     entropy = "src-port" in lb.hash_fields or "roce-dest-qp" in lb.hash_fields
     leaf_up = widths["leaf"]
     if entropy and leaf_up:

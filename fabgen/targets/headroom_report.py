@@ -121,6 +121,17 @@ def _eos_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[st
              "vendor": vendor, "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
 
 
+def _unmodelled_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    """A platform without a headroom statement of its own (one added by the platform recipe
+    before its buffer story is written): the report says so instead of implying sizing."""
+    return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "none", "inputs": "-",
+             "formula": f"fabgen has no headroom model for {switch.platform}",
+             "result": "platform default", "vendor": "-", "status": "NOT SIZED"}
+            for k in _kinds(ctx, switch)]
+
+
 def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
     plan = ctx.qos
     if plan is None:
@@ -128,7 +139,7 @@ def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     builders = {"sonic": _sonic_rows, "nvue": _nvue_rows, "eos": _eos_rows}
     for switch in _representatives(ctx):
-        rows.extend(builders[switch.platform](ctx, switch, plan))
+        rows.extend(builders.get(switch.platform, _unmodelled_rows)(ctx, switch, plan))
     return rows
 
 

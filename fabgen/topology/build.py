@@ -12,6 +12,7 @@ from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
+from fabgen.catalog import nodes
 from fabgen.intent.models import Intent
 from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
@@ -100,15 +101,19 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     data["fabric"] = {"transport": "infiniband" if ib else "roce", "speed": f"{spec.speed}G",
                       "generation": spec.generation if ib else None}
     node = data["cluster"]["node"]
-    node.update(nics=spec.nics, nic_ports=1, port_cages=1)
+    # The node model's map describes its compute ports, not these: plan them as a generic node.
+    node.update(model="generic", nics=spec.nics, nic_ports=1, port_cages=1)
     data["topology"] = {
         "style": "rail-unaware", "leaf": spec.leaf.model_dump(mode="json"),
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
     short = EXTRA_PREFIX[role].rstrip("-")
-    data["hosts"] = {**data["hosts"], "rdma_devices": f"{short}{{dev}}",
-                     "netdevs": f"{short}{{dev}}"}
+    # The model's storage-card ports when it publishes them, else names that say the network.
+    names = nodes.extra_ports(intent, role, spec.nics, data["fabric"]["transport"])
+    rdma, netdevs = names or (f"{short}{{dev}}", f"{short}{{dev}}")
+    data["hosts"] = {**data["hosts"], "rdma_devices": rdma, "netdevs": netdevs,
+                     "bootstrap_interface": None}
     return Intent.model_validate(data)
 
 
@@ -178,8 +183,12 @@ def _build(intent: Intent, role: str) -> Fabric:
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     dev_count = node.nics * node.nic_ports
     gpus_per_numa = max(1, node.gpus // node.numa_nodes)
-    devices = _expand(intent.hosts.rdma_devices, dev_count, node.nic_ports, topo.planes)
-    netdevs = _expand(intent.hosts.netdevs, dev_count, node.nic_ports, topo.planes)
+    hosts_spec = intent.hosts
+    devices = _expand(hosts_spec.rdma_devices if hosts_spec.rdma_devices is not None
+                      else nodes.PLACEHOLDER_RDMA, dev_count, node.nic_ports, topo.planes)
+    netdevs = _expand(hosts_spec.netdevs if hosts_spec.netdevs is not None
+                      else nodes.PLACEHOLDER_NETDEV, dev_count, node.nic_ports, topo.planes)
+    mapped = nodes.mapped_ports(intent)  # the node model's published port table, if it applies
     for i in range(shape.nodes):
         unit, pos = divmod(i, shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
@@ -198,12 +207,16 @@ def _build(intent: Intent, role: str) -> Fabric:
                 leaf = leaf_names[plane, unit, local]
                 leaf_port = slot * shape.ports_per_node + k + 1
             gpu = nic * node.gpus // node.nics
+            numa = min(gpu // gpus_per_numa, node.numa_nodes - 1)
+            rdma_device, netdev = devices[dev], netdevs[dev]
+            if mapped is not None:
+                facts = mapped[dev]
+                rdma_device, netdev, gpu, numa = facts.rdma, facts.netdev, facts.gpu, facts.numa
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
-                                  rdma_device=devices[dev], netdev=netdevs[dev], gpu=gpu,
-                                  numa=min(gpu // gpus_per_numa, node.numa_nodes - 1),
+                                  rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
                                   address=host_end))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
