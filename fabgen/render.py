@@ -79,7 +79,8 @@ def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
     Fabric-wide files (cabling, report, manifest) are kept: they describe the matching devices
     too. Per-device files are recognised by a path component equal to a device name or its stem.
     """
-    devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    devices = ({s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+               | {h.name for h in fabric.sm_hosts})
     matching = {d for d in devices if fnmatch.fnmatchcase(d, pattern)}
     if not matching:
         raise RenderError(f"--devices {pattern!r} matches no switch or host of {fabric.name}")

@@ -781,7 +781,8 @@ def test_nccl_profile_variables(name: str, update: dict[str, dict[str, Any]]) ->
         ib = ctx.intent.infiniband
         assert "NCCL_IB_TC" not in conf and "NCCL_IB_GID_INDEX" not in conf
         assert conf["NCCL_IB_SL"] == str(ib.service_level)
-        assert conf["NCCL_IB_ADAPTIVE_ROUTING"] == ("1" if ib.adaptive_routing else "0")
+        ar = ib.adaptive_routing_on(ctx.intent.fabric.generation)  # what the SM runs
+        assert conf["NCCL_IB_ADAPTIVE_ROUTING"] == ("1" if ar else "0")
         assert ("NCCL_COLLNET_ENABLE" in conf) == ib.sharp
 
 

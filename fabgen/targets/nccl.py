@@ -200,7 +200,8 @@ def entries(ctx: RenderContext) -> list[Entry]:
         ]
     else:
         ib = intent.infiniband
-        ar = ", an SL the subnet manager routes adaptively" if ib.adaptive_routing else ""
+        ar = (", an SL the subnet manager routes adaptively"
+              if ib.adaptive_routing_on(intent.fabric.generation) else "")
         out.append(Entry("NCCL_IB_SL", str(ib.service_level),
                          f"service level of the compute traffic (infiniband.service_level)"
                          f"{ar}; the subnet manager maps it to a VL"))
@@ -219,7 +220,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
                          "aligned for rails this fabric does not have)"))
     if fabric.transport == "roce":
         out.append(_roce_adaptive_routing(ctx))
-    elif intent.infiniband.adaptive_routing:
+    elif intent.infiniband.adaptive_routing_on(intent.fabric.generation):
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
                          "the subnet manager runs adaptive routing "
                          "(infiniband.adaptive_routing), so packets may arrive out of order"))
@@ -248,7 +249,10 @@ def entries(ctx: RenderContext) -> list[Entry]:
     if fabric.transport == "infiniband" and intent.infiniband.sharp:
         out.append(Entry("NCCL_COLLNET_ENABLE", "1",
                          "SHARP in-network reductions (infiniband.sharp) through the CollNet "
-                         "plugin (nccl-rdma-sharp-plugins' libnccl-net.so must be installed)"))
+                         "plugin (nccl-rdma-sharp-plugins' libnccl-net.so must be installed); "
+                         "SHARP's own QPs get their SL "
+                         f"{intent.infiniband.sharp_sl} (a VL of its own) from sharp_am, not "
+                         "from NCCL_IB_SL"))
     return out
 
 

@@ -20,6 +20,9 @@ class ResolvedIntent:
         data = ctx.intent.model_dump(mode="json")
         if ctx.qos is not None:  # MTU defaults depend on the platforms: as the plan chose them
             data["qos"]["mtu"], data["qos"]["host_mtu"] = ctx.qos.mtu, ctx.qos.host_mtu
+        if ctx.fabric.transport == "infiniband":  # its default depends on the OpenSM build
+            data["infiniband"]["adaptive_routing"] = ctx.intent.infiniband.adaptive_routing_on(
+                ctx.intent.fabric.generation)
         if ctx.fabric.hosts:  # device names default to the node model's map: as built
             ports = ctx.fabric.hosts[0].ports
             data["hosts"]["rdma_devices"] = [p.rdma_device for p in ports]
