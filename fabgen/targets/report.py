@@ -278,6 +278,9 @@ class ReportTarget:
         from fabgen.targets import howto
 
         context["howto"] = howto.howto_markdown(ctx)
+        from fabgen.targets import balance
+
+        context["underlay"] = balance.underlay_markdown(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
