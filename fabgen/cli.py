@@ -441,6 +441,8 @@ def format_plan(summary: dict[str, Any]) -> str:
                                          summary["oversubscription"].items() if v),
         f"bisection:     {summary['bisection_gbps'] / 1000:g} Tb/s",
     ]
+    if summary.get("sm_hosts"):  # InfiniBand: the subnet manager's dedicated hosts
+        lines.append("sm hosts:      " + ", ".join(summary["sm_hosts"]))
     for role, net in summary.get("networks", {}).items():
         lines.append(f"{role + ':':<14} " + ", ".join(
             f"{k} {v} {net['switch_models'].get(k, '')}".rstrip()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fabgen import jobs as jobs_module
 from fabgen import qos
+from fabgen.errors import FabgenError
 from fabgen.intent.loader import LoadedIntent
 from fabgen.intent.models import Intent
 from fabgen.output import with_manifest
@@ -21,13 +22,17 @@ from fabgen.targets import (
     cabling,
     collect,
     eos,
+    ibdm,
+    kubernetes,
     nccl,
     nic,
     nvue,
     opensm,
     preflight,
+    rails,
     report,
     resolved,
+    slurm,
     sonic,
     telemetry,
 )
@@ -43,7 +48,8 @@ def targets() -> dict[str, Target]:
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
                            opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
-                           telemetry.TARGET, alerts.TARGET]
+                           telemetry.TARGET, alerts.TARGET, slurm.TARGET, kubernetes.TARGET,
+                           ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
@@ -53,6 +59,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
     "daytwo": ("anta", "collect", "telemetry", "alerts"),
+    "scheduler": ("slurm", "kubernetes"),
+    "bringup": ("ibdm", "rails"),
 }
 
 
@@ -84,7 +92,8 @@ def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
     Fabric-wide files (cabling, report, manifest) are kept: they describe the matching devices
     too. Per-device files are recognised by a path component equal to a device name or its stem.
     """
-    devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    devices = ({s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+               | {h.name for h in fabric.sm_hosts})
     matching = {d for d in devices if fnmatch.fnmatchcase(d, pattern)}
     if not matching:
         raise RenderError(f"--devices {pattern!r} matches no switch or host of {fabric.name}")
@@ -215,6 +224,9 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
                         files[path] = text
         except eos.UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
+        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
+            raise FabgenError([d if d.file else loaded.source.place(d)
+                               for d in exc.diagnostics]) from None
     if progress:
         progress("done", len(items), len(items))
     partial: dict[str, object] | None = None

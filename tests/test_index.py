@@ -62,10 +62,11 @@ def test_every_target_of_a_mixed_fabric_shares_the_one_index(
 
 
 def _scan_ports(fabric: Fabric, name: str) -> list[tuple[int, str, str, str | None]]:
-    """(port, name, peer, peer address) of a switch, by scanning every link (the old way)."""
+    """(port, name, peer, peer address) of a switch, by scanning every link (the old way),
+    subnet-manager host cables included."""
     switch = fabric.by_name[name]
     out = []
-    for link in fabric.links:
+    for link in (*fabric.links, *fabric.sm_links):
         for here, port, peer, peer_addr in (
                 (link.a_device, link.a_port, link.z_device, link.z_address),
                 (link.z_device, link.z_port, link.a_device, link.a_address)):

@@ -18,13 +18,9 @@ DOC = ROOT / "docs" / "architecture.md"
 
 # Imports that break the rules today, each with the work that removes it. When that work
 # lands, test_known_exceptions_are_still_needed fails until the line is deleted here.
-KNOWN_EXCEPTIONS = {
-    # targets/opensm.py parses `ibnetdiscover` output with verify_cabling's parser, and
-    # verify_cabling asks the OpenSM target for the GUID plan: a circle, and a target importing
-    # a command. Being removed by the InfiniBand work (issue 17: the ibnetdiscover format as one
-    # module both import).
-    ("fabgen.targets.opensm", "fabgen.verify_cabling"),
-}
+# (The last one, targets.opensm -> verify_cabling, went when the ibnetdiscover format became
+# one module, fabgen.targets.ibnetdiscover, that both import: issue 17.)
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def _layers() -> list[Layer]:

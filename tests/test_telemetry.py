@@ -95,11 +95,22 @@ def test_nvue_snippet_streams_the_lossless_priority(tmp_path: Path) -> None:
 
 
 def test_infiniband_exporter_reads_the_node_name_map() -> None:
+    # The example names no real GUIDs, so OpenSM gets no node-name-map and the exporter no flag.
     files = _files("ib-ndr-1024", ["telemetry", "opensm"])
     options = files["telemetry/infiniband_exporter.sysconfig"]
+    assert 'OPTIONS="--collector.switch --collector.hca"' in options
+    assert "infiniband/node-name-map" not in files
+    # With the real GUIDs (infiniband.guids_file) the exporter reads OpenSM's node-name-map.
+    from fabgen.targets.base import RenderContext
+    from fabgen.topology.build import build
+
+    intent = load(ROOT / "inventories" / "ib-ndr-1024.yaml").intent
+    intent = intent.model_copy(update={"infiniband": intent.infiniband.model_copy(
+        update={"guids_file": "fabric.ibnd"})})
+    named = telemetry.TARGET.render(RenderContext(intent, build(intent)))
     assert 'OPTIONS="--collector.switch --collector.hca ' \
-           '--ibnetdiscover.node-name-map=/etc/opensm/node-name-map"' in options
-    assert "infiniband/node-name-map" in files  # what OpenSM's files install there
+           '--ibnetdiscover.node-name-map=/etc/opensm/node-name-map"' in named[
+               "telemetry/infiniband_exporter.sysconfig"]
 
 
 def _metrics(expr: str) -> set[str]:

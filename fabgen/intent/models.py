@@ -99,8 +99,11 @@ class FabricSpec(StrictModel):
 # --- cluster --------------------------------------------------------------------------------
 
 class NodeSpec(StrictModel):
-    model: SafeName = "dgx-h100"
-    """Server model, for the report and bill of materials."""
+    model: SafeName = "generic"
+    """Server model from the node catalog: `dgx-h100`, `dgx-h200`, `dgx-b200`, `hgx-h100`,
+    `hgx-h200`, `hgx-b200` or `generic`. A model with a published port table gives each compute
+    port's RDMA device, netdev, GPU and NUMA node, and the in-band interface NCCL bootstraps
+    over."""
     gpus: int = Field(8, ge=1, le=72)
     """GPUs per node."""
     nics: int = Field(8, ge=1, le=32)
@@ -336,23 +339,123 @@ class IbTrafficClass(StrictModel):
     """The SL of traffic no other class matches."""
 
 
+def _guid(value: object) -> int:
+    if isinstance(value, str):
+        try:
+            value = int(value, 16)  # int() takes an optional 0x prefix with base 16
+        except ValueError:
+            raise ValueError(f"GUID {value!r} is not a hex number like 0x0002c90300a1b2c4") \
+                from None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**64:
+        return value
+    raise ValueError(f"GUID {value!r} is not a 64-bit hex number like 0x0002c90300a1b2c4")
+
+
+Guid = Annotated[int, BeforeValidator(_guid),
+                 PlainSerializer(lambda v: f"0x{v:016x}", return_type=str),
+                 WithJsonSchema({"type": "string", "pattern": "^(0[xX])?[0-9a-fA-F]{1,16}$",
+                                 "examples": ["0x0002c90300a1b2c4"]})]
+
+
+class IbManagementHost(StrictModel):
+    """One dedicated management server on the compute fabric."""
+
+    name: SafeName
+    port_guids: list[Guid] = []
+    """Port GUID of each of its fabric ports, in port order (`ibstat -p` on the host): binds
+    its subnet manager (opensm.conf `guid`) when no `infiniband.guids_file` names it."""
+
+
+class IbManagementSpec(StrictModel):
+    """Where the subnet manager, UFM and SHARP's aggregation manager run: dedicated hosts on
+    reserved leaf ports of the compute fabric. NVIDIA's DGX SuperPOD gives up one node slot for
+    them (SuperPOD H100 RA Table 4: 4 "UFM" cables, 127 instead of 128 DGX in 4 SUs)."""
+
+    kind: Literal["ufm", "opensm"] = "ufm"
+    """`ufm`: UFM Enterprise appliances (UFM runs OpenSM and sharp_am), NVIDIA's layout;
+    `opensm`: servers running OpenSM (and sharp_am with SHARP) themselves."""
+    hosts: list[IbManagementHost] = Field(
+        [IbManagementHost(name="ufm01"), IbManagementHost(name="ufm02")], max_length=8)
+    """The first runs the master subnet manager (and sharp_am), the others standby ones.
+    Empty: no dedicated host (the SM runs on `infiniband.sm_host`, or where you start it)."""
+    ports: int = Field(2, ge=1, le=8)
+    """Fabric ports of each host, one per ConnectX port (2 x 2 = the RA's 4 UFM cables)."""
+    rdma_devices: str | list[str] = "mlx5_{dev}"
+    """RDMA device of each fabric port: a template with `{dev}` (0-based) or a list."""
+    netdevs: str | list[str] = "ib{dev}"
+    """IPoIB netdev of each fabric port (UFM's `fabric_interface`): a template or a list."""
+
+    @field_validator("rdma_devices", "netdevs")
+    @classmethod
+    def _devices(cls, v: str | list[str], info: Any) -> str | list[str]:
+        pattern = names.RDMA_NAME if info.field_name == "rdma_devices" else names.NETDEV_NAME
+        what = "RDMA device" if info.field_name == "rdma_devices" else "netdev"
+        if isinstance(v, str):
+            return names.check_template(v, ("dev",), pattern, [{"dev": 0}, {"dev": 7}], what)
+        for item in v:
+            if not pattern.match(item):
+                raise ValueError(f"{what} {item!r} is not safe in a shell script; "
+                                 f"{names.UNSAFE_HINT}")
+        return v
+
+
+# OpenSM builds and what they know. NVIDIA's (MLNX_OFED/DOCA-Host opensm, the one inside UFM)
+# adds adaptive routing engines (ar_updn, ar_ftree...) and SHARP (sharp_enabled); upstream
+# linux-rdma/opensm (Debian's 3.3.23) has neither and silently routes with another engine when
+# asked for one it does not know.
+OpenSMBuild = Literal["nvidia", "upstream"]
+AR_GENERATIONS = ("ndr", "xdr")
+
+
 class InfinibandSpec(StrictModel):
-    routing_engine: Literal["ftree", "ar_ftree", "updn"] = "ftree"
-    adaptive_routing: bool = False
+    opensm: OpenSMBuild = "nvidia"
+    """Which OpenSM runs the subnet: `nvidia` (MLNX_OFED/DOCA-Host OpenSM or UFM: adaptive
+    routing, SHARP) or `upstream` (linux-rdma OpenSM, e.g. Debian's: neither)."""
+    routing_engine: Literal["ftree", "updn", "ar_ftree", "ar_updn"] = "ftree"
+    """Base engine: `ftree` (fat-tree) or `updn`. With adaptive routing NVIDIA's OpenSM runs
+    `ar_updn` (its documented default) unless `ar_ftree` is named here."""
+    adaptive_routing: bool | None = None
+    """Not set: on for NDR and XDR with NVIDIA's OpenSM (NVIDIA's default), off otherwise."""
     sharp: bool = False
-    """Enable SHARP in-network reductions (NCCL CollNet)."""
+    """Enable SHARP in-network reductions (NCCL CollNet); needs NVIDIA's OpenSM."""
+    sharp_sl: int = Field(1, ge=0, le=14)
+    """SL of SHARP's aggregation QPs (sharp_am `ib_qpc_sl`, `ib_sat_qpc_sl`), mapped to a VL of
+    its own so reductions never wait behind bulk transfers."""
     service_level: int = Field(0, ge=0, le=15)
     """SL of the compute traffic (NCCL_IB_SL)."""
     sm_priority: int = Field(15, ge=0, le=15)
+    """Priority of the master subnet manager; each standby gets one less."""
+    management: IbManagementSpec = IbManagementSpec()
+    """Dedicated hosts of the subnet manager, UFM and sharp_am, on leaf ports reserved in the
+    plan. Default: NVIDIA's SuperPOD layout, 2 UFM appliances x 2 ports on one node slot."""
     sm_host: SafeName | None = None
-    """The host running OpenSM; each plane's opensm.conf binds to its port there."""
+    """A compute host running OpenSM instead of dedicated management hosts (needs
+    `management.hosts: []`); its opensm.conf binds to its port there."""
     guids_file: str | list[str] | None = None
-    """`ibnetdiscover` output(s) of the real fabric (relative to the intent file): the files
-    then name the real GUIDs instead of fabgen's deterministic plan."""
+    """`ibnetdiscover` output(s) of the real fabric (relative to the intent file): the GUID
+    files (root, compute nodes, node names, partition members, SM ports) are rendered from it.
+    Without it OpenSM gets no GUID files: ftree finds roots and compute nodes itself."""
     partitions: list[IbPartition] = []
     default_membership: Literal["full", "limited"] | None = None
     """Default partition membership (full without tenant partitions, limited with them)."""
     traffic_classes: list[IbTrafficClass] = []
+
+    def adaptive_routing_on(self, generation: str | None) -> bool:
+        """Whether the subnet manager runs adaptive routing (see `adaptive_routing_on`)."""
+        return adaptive_routing_on(self.adaptive_routing, self.routing_engine, self.opensm,
+                                   generation)
+
+
+def adaptive_routing_on(asked: bool | None, routing_engine: str, opensm: str,
+                        generation: str | None) -> bool:
+    """The intent's choice, else on with an `ar_` engine, else NVIDIA's default: on for NDR and
+    XDR with NVIDIA's OpenSM (InfiniBand Cluster Bring-up Procedure, "Adaptive Routing": "AR is
+    enabled by default in the opensm.conf file"), off with upstream OpenSM, which has no AR."""
+    if asked is not None:
+        return asked
+    if routing_engine.startswith("ar_"):
+        return True
+    return opensm == "nvidia" and generation in AR_GENERATIONS
 
 
 # --- NCCL -----------------------------------------------------------------------------------
@@ -362,14 +465,77 @@ class NcclSpec(StrictModel):
     """`auto`: RoCE or InfiniBand variables from the fabric; `efa`: AWS EFA (aws-ofi-nccl)."""
     gid_index: int = Field(3, ge=0, le=255)
     """RoCE v2 IPv4 GID index (NCCL_IB_GID_INDEX); `show_gids` on a host tells."""
-    qps_per_connection: int = Field(4, ge=1, le=128)
-    """NCCL_IB_QPS_PER_CONNECTION: more QPs give ECMP more flows to spread."""
-    timeout: int = Field(22, ge=1, le=31)
-    """NCCL_IB_TIMEOUT (4.096 us * 2^timeout); larger for large fabrics."""
+    qps_per_connection: int | None = Field(None, ge=1, le=128)
+    """NCCL_IB_QPS_PER_CONNECTION. Not set: 4 on RoCE (each QP is a UDP flow ECMP can hash
+    apart), NCCL's 1 on InfiniBand (with LMC 0 every QP to a port follows the same route)."""
+    timeout: int = Field(20, ge=1, le=31)
+    """NCCL_IB_TIMEOUT: ACK timeout 4.096 us * 2^timeout per retry; NCCL's default is 20."""
     retry_cnt: int = Field(7, ge=0, le=7)
     """NCCL_IB_RETRY_CNT."""
     gdr_level: Literal["LOC", "PIX", "PXB", "PHB", "SYS"] = "PXB"
     """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
+
+
+# --- underlay and load balancing (RoCE) -----------------------------------------------------
+
+class BgpTimersSpec(StrictModel):
+    keepalive_s: int = Field(3, ge=1, le=3600)
+    """BGP keepalive, seconds, on every switch platform. 3 s is FRR's `datacenter` profile and
+    Cumulus' default; EOS would otherwise keep 60 s."""
+    hold_s: int = Field(9, ge=3, le=3600)
+    """BGP hold time, seconds (FRR datacenter and Cumulus default 9; EOS default 180). At least
+    three keepalives (RFC 4271 §10 suggests hold = 3 x keepalive)."""
+
+    @model_validator(mode="after")
+    def _three_keepalives(self) -> BgpTimersSpec:
+        if self.hold_s < 3 * self.keepalive_s:
+            raise ValueError(f"hold_s ({self.hold_s}) must be at least 3 x keepalive_s "
+                             f"({self.keepalive_s}): one lost keepalive would drop the session")
+        return self
+
+
+class BfdSpec(StrictModel):
+    enabled: bool = True
+    """BFD on every underlay BGP session (FRR bfdd on SONiC, EOS, NVUE): a dead link is
+    withdrawn in interval x multiplier instead of the BGP hold time."""
+    interval_ms: int = Field(300, ge=50, le=60000)
+    """Transmit and minimum receive interval, ms. 300 is the default of FRR bfdd, Cumulus and
+    EOS; 50-60000 is the range all three accept."""
+    multiplier: int = Field(3, ge=3, le=50)
+    """Missed packets before the session is down (default 3 on all three; EOS takes 3-50)."""
+
+
+class UnderlaySpec(StrictModel):
+    """The eBGP underlay's failure detection, the same on every platform."""
+
+    bgp: BgpTimersSpec = BgpTimersSpec()
+    bfd: BfdSpec = BfdSpec()
+
+
+HashField = Literal["src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port", "roce-dest-qp"]
+
+
+class LoadBalancingSpec(StrictModel):
+    """How the switches spread RoCE flows over the equal-cost uplinks."""
+
+    mode: Literal["hash", "adaptive"] = "hash"
+    """`hash`: each flow stays on the uplink a hash of `hash_fields` picks (every platform).
+    `adaptive`: the switch moves traffic to less-loaded uplinks: flowlet dynamic load balancing
+    on EOS, per-packet adaptive routing on Cumulus (Spectrum-4 at 200G/400G; the NICs must
+    reorder, NCCL_IB_ADAPTIVE_ROUTING=1); SONiC has no such setting and refuses it."""
+    hash_fields: list[HashField] = Field(
+        ["src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port"], min_length=1)
+    """Packet fields the ECMP hash reads. The default 5-tuple is Cumulus' default: a RoCEv2
+    NIC gives each queue pair its own UDP source port, so more QPs are more flows.
+    `roce-dest-qp` (the BTH destination QP) exists on EOS Tomahawk switches only."""
+
+    @field_validator("hash_fields")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        dupes = sorted({f for f in v if v.count(f) > 1})
+        if dupes:
+            raise ValueError(f"hash field {dupes[0]!r} is listed twice")
+        return v
 
 
 # --- day two: verification and alert thresholds ---------------------------------------------
@@ -420,6 +586,40 @@ class MonitoringSpec(StrictModel):
     8080; set it to EOS's `management api gnmi` port when it differs)."""
 
 
+# --- job schedulers -------------------------------------------------------------------------
+
+# A Kubernetes label key: an optional DNS-subdomain prefix and a name of at most 63 characters
+# (the nodeLabel pattern of the Kueue and KAI Topology CRDs).
+_LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" \
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+LabelKey = Annotated[str, Field(pattern=_LABEL_KEY, max_length=316)]
+
+
+class NodeLabelKeys(StrictModel):
+    """Kubernetes node label keys, one per network tier. The defaults are the keys NVIDIA
+    topograph writes (network.topology.nvidia.com/*), which Kueue and KAI setups already use."""
+
+    leaf: LabelKey = "network.topology.nvidia.com/leaf"
+    """The node's leaf group: its scalable unit's rail group, or its leaf (rail-unaware)."""
+    spine: LabelKey = "network.topology.nvidia.com/spine"
+    """The node's spine set (its pod in a 3-tier fabric; one value for all in 2 tiers)."""
+    core: LabelKey = "network.topology.nvidia.com/core"
+    """The node's core tier (3-tier fabrics only)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> NodeLabelKeys:
+        keys = [self.leaf, self.spine, self.core]
+        if len(set(keys)) != len(keys) or "kubernetes.io/hostname" in keys:
+            raise ValueError("the leaf, spine and core label keys must differ from each other "
+                             "and from kubernetes.io/hostname")
+        return self
+
+
+class SchedulingSpec(StrictModel):
+    labels: NodeLabelKeys = NodeLabelKeys()
+    """Node label keys of the Kubernetes files (Kueue/KAI Topology levels, label-nodes.sh)."""
+
+
 # --- platforms, addressing, hosts -----------------------------------------------------------
 
 Platform = Literal["sonic", "nvue", "eos"]
@@ -454,13 +654,17 @@ class AddressingSpec(StrictModel):
 class HostsSpec(StrictModel):
     name: str = "gpu{index:04d}"
     """Host name template; placeholders: `index` (1-based), `su` (1-based)."""
-    rdma_devices: str | list[str] = "mlx5_{dev}"
+    rdma_devices: str | list[str] | None = None
     """RDMA device per compute port: a template (`dev` = nic*nic_ports+port, `nic`, `port`,
-    `rail`) or an explicit list in that order."""
-    netdevs: str | list[str] = "rdma{dev}"
-    """Linux netdev per compute port: a template like `rdma_devices`, or a list."""
-    bootstrap_interface: str = "eth0"
-    """Interface NCCL uses for its bootstrap (NCCL_SOCKET_IFNAME)."""
+    `rail`) or an explicit list in that order. Not set: the node model's compute NICs in GPU
+    order (placeholders `mlx5_{dev}` for a model without a published map). With a published
+    map, only its compute NICs are accepted (a subset of them cables fewer rails)."""
+    netdevs: str | list[str] | None = None
+    """Linux netdev per compute port: a template like `rdma_devices`, or a list. Not set: the
+    node model's names for the fabric's link type (placeholders `rdma{dev}` without a map)."""
+    bootstrap_interface: str | None = None
+    """Interface NCCL bootstraps over (NCCL_SOCKET_IFNAME). Not set: the node model's in-band
+    interface (bond0 on DGX), or none, which leaves NCCL to pick one."""
 
     @field_validator("name")
     @classmethod
@@ -471,7 +675,9 @@ class HostsSpec(StrictModel):
 
     @field_validator("rdma_devices", "netdevs")
     @classmethod
-    def _devices(cls, v: str | list[str], info: Any) -> str | list[str]:
+    def _devices(cls, v: str | list[str] | None, info: Any) -> str | list[str] | None:
+        if v is None:
+            return v
         pattern = names.RDMA_NAME if info.field_name == "rdma_devices" else names.NETDEV_NAME
         what = "RDMA device" if info.field_name == "rdma_devices" else "netdev"
         if isinstance(v, str):
@@ -486,8 +692,8 @@ class HostsSpec(StrictModel):
 
     @field_validator("bootstrap_interface")
     @classmethod
-    def _bootstrap(cls, v: str) -> str:
-        if not names.NETDEV_NAME.match(v):
+    def _bootstrap(cls, v: str | None) -> str | None:
+        if v is not None and not names.NETDEV_NAME.match(v):
             raise ValueError(f"netdev {v!r} is not a valid interface name; {names.UNSAFE_HINT}")
         return v
 
@@ -513,5 +719,11 @@ class Intent(StrictModel):
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
     nccl: NcclSpec = NcclSpec()
+    underlay: UnderlaySpec = UnderlaySpec()
+    """BGP timers and BFD of the RoCE underlay, the same on every switch platform."""
+    load_balancing: LoadBalancingSpec = LoadBalancingSpec()
+    """ECMP hashing or adaptive load balancing of the RoCE fabric."""
     monitoring: MonitoringSpec = MonitoringSpec()
     """Day-two checks and alerts: thresholds for `fabgen verify`, ANTA and Prometheus."""
+    scheduling: SchedulingSpec = SchedulingSpec()
+    """What job schedulers are told about the fabric (Slurm needs no settings)."""

@@ -121,6 +121,17 @@ def _eos_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[st
              "vendor": vendor, "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
 
 
+def _unmodelled_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    """A platform without a headroom statement of its own (one added by the platform recipe
+    before its buffer story is written): the report says so instead of implying sizing."""
+    return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "none", "inputs": "-",
+             "formula": f"fabgen has no headroom model for {switch.platform}",
+             "result": "platform default", "vendor": "-", "status": "NOT SIZED"}
+            for k in _kinds(ctx, switch)]
+
+
 def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
     plan = ctx.qos
     if plan is None:
@@ -130,17 +141,6 @@ def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
     for switch in _representatives(ctx):
         rows.extend(builders.get(switch.platform, _unmodelled_rows)(ctx, switch, plan))
     return rows
-
-
-def _unmodelled_rows(ctx: RenderContext, switch: Switch,
-                     plan: QosPlan) -> list[dict[str, str]]:
-    """A platform with no headroom rows of its own yet (a new one, before its buffer model is
-    added): its ports are listed as not sized rather than left out of the table."""
-    return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
-             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
-             "cable": f"{plan.cable_m(k)} m", "model": "no model in fabgen", "inputs": "-",
-             "formula": "-", "result": "platform default", "vendor": "-",
-             "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
 
 
 def headroom_formulas(rows: list[dict[str, str]]) -> list[str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from fabgen.catalog import ports
+from fabgen.topology.groups import FabricGroups, fabric_groups
 from fabgen.topology.model import (
     Fabric,
     Host,
@@ -85,9 +86,11 @@ class FabricIndex:
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
         self.switches: dict[str, Switch] = fabric.by_name or {s.name: s for s in fabric.switches}
-        self.hosts: dict[str, Host] = {h.name: h for h in fabric.hosts}
+        # Compute hosts and the subnet-manager hosts on reserved leaf ports, and all their
+        # cables: a leaf's ports are every cable that ends on it.
+        self.hosts: dict[str, Host] = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
         self._links: dict[str, list[Link]] = {}
-        for link in fabric.links:
+        for link in (*fabric.links, *fabric.sm_links):
             self._links.setdefault(link.a_device, []).append(link)
             self._links.setdefault(link.z_device, []).append(link)
         self._names: dict[tuple[str, int, str, int], tuple[str, ...]] = {}
@@ -163,6 +166,14 @@ class FabricIndex:
             cabled.get(n) or (_BELOW[switch.role] if top or n <= switch.down_ports
                               else _ABOVE[switch.role])
             for n in range(1, switch.radix + 1))
+
+    # --- structure ----------------------------------------------------------------------------
+
+    @cached_property
+    def groups(self) -> FabricGroups:
+        """Leaf groups, spine sets, core sets and pods (fabgen.topology.groups), computed on
+        first use: the Slurm, Kubernetes, rails and report targets all read them."""
+        return fabric_groups(self.fabric)
 
     # --- hosts --------------------------------------------------------------------------------
 

@@ -43,8 +43,9 @@ OpenSM ftree
     same number of up-port groups (a group = the ports to one neighbour) and, above the leaves,
     of down-port groups, and every group of a rank has the same number of ports. OpenSM runs
     this check only when no root GUID file is configured: then a failed check makes it try the
-    next engine of `routing_engine` (updn if listed), else minhop. With a root GUID file (fabgen's
-    opensm.conf sets one) ftree skips the check and routes the lopsided tree anyway, unevenly --
+    next engine of `routing_engine` (fabgen lists updn), else minhop. With a root GUID file
+    (fabgen's opensm.conf sets one once infiniband.guids_file gives the real GUIDs) ftree skips
+    the check and routes the lopsided tree anyway, unevenly --
     the verdict then says where ECMP-like balance is lost, not that routing stops.
 """
 

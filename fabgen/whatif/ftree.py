@@ -21,9 +21,9 @@ __all__ = ["FTREE_FALLBACK", "FtreeCheck"]
 # OpenSM's construct_fabric() runs fabric_validate_topology() only when no root GUID file is
 # configured; osm_ucast_mgr_process() then tries the next listed engine, else minhop.
 FTREE_FALLBACK = ("without root_guid_file OpenSM refuses ftree and tries the next engine in "
-                  "routing_engine (updn if listed), else its default minhop; with root_guid_file "
-                  "(fabgen's opensm.conf sets one) it skips this check and ftree still routes, "
-                  "unevenly")
+                  "routing_engine (fabgen lists updn), else its default minhop; with "
+                  "root_guid_file (fabgen's opensm.conf sets one once infiniband.guids_file "
+                  "gives the real GUIDs) it skips this check and ftree still routes, unevenly")
 
 # (up-port groups, their distinct sizes, down-port groups, their distinct sizes)
 _FtreeSig = tuple[int, tuple[int, ...], int, tuple[int, ...]]
