@@ -12,12 +12,13 @@ import csv
 import io
 from typing import Any
 
-from fabgen.catalog.ports import host_port_name, switch_port_name
+from fabgen.catalog.ports import host_port_name
 from fabgen.intent.units import format_speed
 from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.topology.model import Fabric, HostPort, Link, Switch
-from fabgen.topology.summary import FabricView, Group, switch_lookup, view
+from fabgen.topology.index import FabricIndex
+from fabgen.topology.model import Fabric, Link
+from fabgen.topology.summary import FabricView, Group, view
 
 __all__ = [
     "ADDRESS_COLUMNS",
@@ -52,20 +53,17 @@ def columns(fabric: Fabric) -> tuple[str, ...]:
     return COLUMNS + (ADDRESS_COLUMNS if fabric.transport == "roce" else ())
 
 
-def _host_ports(fabric: Fabric) -> dict[tuple[str, int], HostPort]:
-    return {(host.name, hp.dev): hp for host in (*fabric.hosts, *fabric.sm_hosts)
-            for hp in host.ports}
-
-
-def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, int], HostPort],
-         roce: bool) -> Row:
+def _row(link: Link, index: FabricIndex, roce: bool) -> Row:
+    switches = index.switches
     if link.kind in ("node-leaf", "sm-leaf"):
-        hp = host_ports.get((link.a_device, link.a_port))
-        if hp is None:
-            raise ValueError(f"cable {link.id}: {link.a_device} has no port dev {link.a_port}")
+        try:
+            hp = index.host_port(link.a_device, link.a_port)
+        except KeyError:
+            raise ValueError(f"cable {link.id}: {link.a_device} has no port dev "
+                             f"{link.a_port}") from None
         a_port, a_netdev = host_port_name(hp), hp.netdev
     else:
-        a_port, a_netdev = switch_port_name(switches[link.a_device], link.a_port), None
+        a_port, a_netdev = index.port_name(switches[link.a_device], link.a_port), None
     row: Row = {
         "id": link.id,
         "kind": link.kind,
@@ -74,7 +72,7 @@ def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, in
         "a_port": a_port,
         "a_netdev": a_netdev,
         "z_device": link.z_device,
-        "z_port": switch_port_name(switches[link.z_device], link.z_port),
+        "z_port": index.port_name(switches[link.z_device], link.z_port),
         "speed": format_speed(link.speed_gbps),
         "media": link.media,
     }
@@ -84,18 +82,17 @@ def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, in
     return row
 
 
-def cable_rows(fabric: Fabric) -> list[Row]:
+def cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> list[Row]:
     """One row per cable, in Fabric.links order, then the subnet-manager hosts' cables (kind
-    `sm-leaf`, InfiniBand); keys are `columns(fabric)`.
+    `sm-leaf`, InfiniBand); keys are `columns(fabric)`. `index`: the render's index of
+    `fabric` (one is built when it is not given).
 
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
     on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
     """
-    switches = switch_lookup(fabric)
-    host_ports = _host_ports(fabric)
+    index = index or FabricIndex(fabric)
     roce = fabric.transport == "roce"
-    return [_row(link, switches, host_ports, roce)
-            for link in (*fabric.links, *fabric.sm_links)]
+    return [_row(link, index, roce) for link in (*fabric.links, *fabric.sm_links)]
 
 
 def switch_rows(fabric: Fabric) -> list[Row]:
@@ -198,7 +195,7 @@ class CablingTarget:
 
     def render(self, ctx: RenderContext) -> Artifacts:
         fabric = ctx.fabric
-        rows = cable_rows(fabric)
+        rows = cable_rows(fabric, ctx.index)
         files = {
             "cabling/cabling.csv": render_csv(fabric, rows),
             "cabling/cabling.json": render_json(fabric, rows),
@@ -206,7 +203,7 @@ class CablingTarget:
                                                gpus_per_node=ctx.intent.cluster.node.gpus),
         }
         for extra in fabric.extras:
-            extra_rows = cable_rows(extra)
+            extra_rows = cable_rows(extra, ctx.index.extras[extra.role])
             files[f"cabling/{extra.role}.csv"] = render_csv(extra, extra_rows)
             files[f"cabling/{extra.role}.json"] = render_json(extra, extra_rows)
         return files

@@ -167,6 +167,12 @@ class FabricIndex:
                               else _ABOVE[switch.role])
             for n in range(1, switch.radix + 1))
 
+    @cached_property
+    def extras(self) -> dict[str, FabricIndex]:
+        """The index of each separate network (storage, management) by its role, built on
+        first use: they have their own devices and cables (the cabling plan reads them)."""
+        return {extra.role: FabricIndex(extra) for extra in self.fabric.extras}
+
     # --- structure ----------------------------------------------------------------------------
 
     @cached_property
