@@ -47,13 +47,15 @@ _LIBYAML: bool = yaml.__with_libyaml__
 _CBase: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class CDumper(_CBase):  # type: ignore[misc]
-    """PythonDumper on libyaml's emitter; each distinct scalar's implicit tag resolved once
-    per document (libyaml asks the Python resolver for every scalar it writes)."""
+# Each distinct scalar's implicit tag, as the Python resolver gives it (libyaml asks it for
+# every scalar it writes). Pure for a value: no path resolvers are registered on the
+# SafeDumper. Emptied when it grows past _RESOLVED_MAX entries, to bound its memory.
+_RESOLVED: dict[tuple[str, tuple[bool, ...]], str] = {}
+_RESOLVED_MAX = 200_000
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._resolved: dict[tuple[str, tuple[bool, ...]], str] = {}
+
+class CDumper(_CBase):  # type: ignore[misc]
+    """PythonDumper on libyaml's emitter, each scalar's tag resolved once (_RESOLVED)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -63,10 +65,11 @@ class CDumper(_CBase):  # type: ignore[misc]
             tag: str = super().resolve(kind, value, implicit)
             return tag
         key = (value, tuple(implicit))  # libyaml passes [plain, quoted] as a list
-        cached = self._resolved.get(key)
+        cached = _RESOLVED.get(key)
         if cached is None:
-            # Pure for a given value: no path resolvers are registered on the SafeDumper.
-            cached = self._resolved[key] = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            cached = _RESOLVED[key] = super().resolve(kind, value, implicit)
         return cached
 
 
