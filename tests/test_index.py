@@ -132,7 +132,7 @@ def test_host_layout_is_checked_once_and_refuses_a_mixed_fabric() -> None:
 
 @given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=0, max_value=32))
 def test_link_address_prints_as_ipaddress_does(value: int, prefixlen: int) -> None:
-    ours = LinkAddress.of(value, prefixlen)
+    ours = LinkAddress(value, prefixlen)
     theirs = IPv4Interface((value, prefixlen))
     assert ours.ip == str(theirs.ip)
     assert ours.with_prefixlen == str(ours) == theirs.with_prefixlen

@@ -25,7 +25,6 @@ from fabgen.topology.model import (
     Role,
     Switch,
     TierFacts,
-    dotted,
 )
 
 
@@ -77,7 +76,7 @@ class _Pool:
             raise ValueError("address pool exhausted")
         lo = self.base + self.next
         self.next += 2
-        return LinkAddress(lo, dotted(lo)), LinkAddress(lo + 1, dotted(lo + 1))
+        return LinkAddress(lo), LinkAddress(lo + 1)
 
     def host(self) -> IPv4Address:
         self.next += 1
