@@ -18,6 +18,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 from collections import deque
@@ -25,7 +26,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
-__all__ = ["available_cores", "ordered_map", "paused_gc", "start_method"]
+__all__ = ["WorkerError", "available_cores", "ordered_map", "paused_gc", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +76,22 @@ def _ignore_interrupts(initializer: Callable[..., None] | None, args: tuple[Any,
         initializer(*args)
 
 
+class WorkerError(RuntimeError):
+    """A worker's exception that cannot be sent to the parent as itself (its class does not
+    rebuild from a pickle); the message keeps its type and text."""
+
+
+def _call(fn: Callable[[T], R], item: T) -> R:
+    try:
+        return fn(item)
+    except Exception as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise WorkerError(f"{type(exc).__name__}: {exc}") from None
+        raise
+
+
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int, *,
                 initializer: Callable[..., None] | None = None,
                 initargs: tuple[Any, ...] = (), window: int | None = None,
@@ -97,7 +114,7 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int, *,
     try:
         pending: deque[AsyncResult[R]] = deque()
         for item in items:
-            pending.append(pool.apply_async(fn, (item,)))
+            pending.append(pool.apply_async(_call, (fn, item)))
             if len(pending) >= window:
                 yield pending.popleft().get()
         while pending:

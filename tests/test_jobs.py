@@ -125,3 +125,36 @@ def _refuse_large_odd(i: int) -> int:
     if i > 5 and i % 2:
         raise ValueError(f"{i} is odd and large")
     return i
+
+
+def test_an_intent_error_from_a_worker_is_placed_like_in_one_process(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A target's complaint about an intent field crosses the process boundary whole: the
+    render places it at the field's file:line:col as it does in one process."""
+    from fabgen.errors import FabgenError
+
+    _fail_on(monkeypatch, "leaf-su1-r5",
+             FabgenError.single("no such thing on this switch", loc=("topology", "leaf")))
+    errs = []
+    for n in ("1", "2"):
+        result = cli("--no-color", "render", "-q", str(_inventory("roce-eos-nvue-2to1")),
+                     "-o", str(tmp_path / n), "--jobs", n)
+        assert result.code == 1
+        errs.append(result.err)
+    assert errs[0] == errs[1]
+    assert "roce-eos-nvue-2to1.yaml:" in errs[0]
+    assert "topology.leaf: no such thing on this switch" in errs[0]
+
+
+class _Stubborn(Exception):
+    def __init__(self, a: int, b: int) -> None:
+        super().__init__(f"{a}+{b}")
+
+
+def _refuse_stubbornly(i: int) -> int:
+    raise _Stubborn(i, 1)
+
+
+def test_an_exception_that_does_not_pickle_still_reaches_the_parent() -> None:
+    with pytest.raises(jobs.WorkerError, match=r"^_Stubborn: 0\+1$"):
+        list(jobs.ordered_map(_refuse_stubbornly, range(3), 2))
