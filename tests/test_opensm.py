@@ -203,6 +203,27 @@ def test_routing_engines(build_: str, engine: str, ar: bool | None, generation: 
         assert build_ in opensm_plan.ENGINE_BUILDS[name], "only engines this build knows"
 
 
+@pytest.mark.parametrize(("ib", "first", "validates"), [
+    ({"opensm": "upstream"}, "ftree", True),
+    ({"opensm": "nvidia"}, "ar_updn", False),  # NDR: NVIDIA's adaptive-routing default
+    ({"opensm": "nvidia", "routing_engine": "ar_ftree"}, "ar_ftree", True),
+    ({"opensm": "upstream", "routing_engine": "updn"}, "updn", False),
+])
+def test_no_guid_files_note_describes_the_engine_that_runs(ib: dict[str, str], first: str,
+                                                           validates: bool) -> None:
+    """Without GUID files only ftree checks the fat tree (osm_ucast_ftree.c); updn and ar_updn
+    pick their roots by min-hop (osm_ucast_updn.c) and route a miscabled tree silently: the
+    note beside routing_engine must not promise a check the first engine never makes."""
+    intent = small(**ib)
+    text = r.render_all(intent, build(intent))["infiniband/ufm01/opensm.conf"]
+    assert r.conf_options(text)["routing_engine"].split(",")[0] == first
+    routing = text.split("# --- Routing", 1)[1].split("\nrouting_engine", 1)[0]
+    flat = " ".join(line.lstrip("# ") for line in routing.splitlines())
+    assert f"{first} then" in flat
+    assert ("it also validates the fat tree" in flat) == validates
+    assert ("It does not validate the fat tree" in flat) != validates
+
+
 def test_engine_builds_say_which_opensm_knows_what() -> None:
     assert opensm_plan.ENGINE_BUILDS["ar_updn"] == ("nvidia",)
     assert opensm_plan.ENGINE_BUILDS["ar_ftree"] == ("nvidia",)
