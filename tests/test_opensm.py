@@ -437,6 +437,35 @@ def test_compute_host_as_sm_host() -> None:
             opensm_plan.settings_from_intent(intent), sm_host="nope"))
 
 
+def test_sharp_on_a_compute_sm_host_is_warned_and_said(tmp_path: Path) -> None:
+    """NVIDIA SHARP: the aggregation manager runs with the master SM on "a dedicated server
+    ... [that] cannot serve as a compute node". sm_host puts both on a compute node: a
+    warning (an error with --strict), and sharp_am.cfg does not claim a dedicated host."""
+    text = ("name: t\nfabric: {transport: infiniband, generation: ndr}\n"
+            "cluster: {nodes: 8, node: {model: dgx-h100}}\n"
+            "topology: {leaf: {model: qm9700}}\n"
+            "infiniband: {sharp: true, sm_host: gpu0001, management: {hosts: []}}\n")
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    loaded = load(path)
+    warned = [w.render() for w in loaded.warnings if w.loc == ("infiniband", "sm_host")]
+    assert warned == [
+        f"{path}:5:36: warning: infiniband.sm_host: SHARP's aggregation manager runs beside "
+        "the master SM, here on compute host 'gpu0001'; NVIDIA's SHARP guide wants a dedicated "
+        "server that is not a compute node (remove sm_host and keep "
+        "infiniband.management.hosts (the default: two UFM hosts on reserved leaf ports))"]
+    with pytest.raises(FabgenError):
+        load(path, strict=True)
+    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/sharp_am.cfg"]
+    assert "(gpu0001), here a compute node" in am and "on a host that is not a compute" not in am
+    # The dedicated hosts (the default) draw no warning and keep the plain header.
+    path.write_text(text.replace("sm_host: gpu0001, management: {hosts: []}", "sharp_sl: 1"))
+    loaded = load(path)
+    assert not [w for w in loaded.warnings if w.loc[:1] == ("infiniband",)]
+    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/sharp_am.cfg"]
+    assert "(ufm01), on a host that is not a compute" in am
+
+
 def test_no_sm_host_leaves_one_unbound_config() -> None:
     fabric = h.make_fat_tree(leaves=2, spines=1, hosts_per_leaf=2)
     files = r.render_all(r.fake_intent(), fabric)

@@ -417,7 +417,8 @@ def opensm_data(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings
         "sharp": {"sl": settings.sharp_sl,
                   "vl": plan.sl2vl[settings.sharp_sl],
                   "root_guids_file": f"{where}/root_guids.txt" if guids is not None else None,
-                  "host": master.host if master is not None else None}
+                  "host": master.host if master is not None else None,
+                  "on_compute_host": master is not None and not master.dedicated}
         if settings.sharp else None,
         "service_level": settings.service_level,
         "check": _check_data(fabric, settings, plan, engine, master, plane),
