@@ -16,7 +16,7 @@ import pytest
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent, adaptive_routing_on
-from fabgen.targets import nccl, opensm, opensm_plan
+from fabgen.targets import nccl, opensm, opensm_plan, sm_bringup
 from fabgen.targets.base import RenderContext
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
@@ -222,6 +222,12 @@ def test_no_guid_files_note_describes_the_engine_that_runs(ib: dict[str, str], f
     assert f"{first} then" in flat
     assert ("it also validates the fat tree" in flat) == validates
     assert ("It does not validate the fat tree" in flat) != validates
+    # The report's bring-up step 2 tells the same story.
+    report = sm_bringup.bringup_markdown(RenderContext(intent, build(intent)))
+    step = report.split("2. **Discover the fabric", 1)[1].split("\n", 1)[0]
+    assert ("(ftree finds both itself)" in step) == validates
+    assert (f"({first} picks its roots itself and does not check the fat tree" in step) \
+        != validates
 
 
 def test_engine_builds_say_which_opensm_knows_what() -> None:
