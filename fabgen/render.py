@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fabgen import qos
+from fabgen.errors import FabgenError
 from fabgen.intent.loader import LoadedIntent
 from fabgen.output import with_manifest
 from fabgen.targets import (
@@ -17,13 +18,17 @@ from fabgen.targets import (
     cabling,
     collect,
     eos,
+    ibdm,
+    kubernetes,
     nccl,
     nic,
     nvue,
     opensm,
     preflight,
+    rails,
     report,
     resolved,
+    slurm,
     sonic,
     telemetry,
 )
@@ -38,7 +43,8 @@ def targets() -> dict[str, Target]:
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
                            opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
-                           telemetry.TARGET, alerts.TARGET]
+                           telemetry.TARGET, alerts.TARGET, slurm.TARGET, kubernetes.TARGET,
+                           ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
@@ -48,6 +54,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
     "daytwo": ("anta", "collect", "telemetry", "alerts"),
+    "scheduler": ("slurm", "kubernetes"),
+    "bringup": ("ibdm", "rails"),
 }
 
 
@@ -113,6 +121,9 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
             rendered = target.render(ctx)
         except eos.UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
+        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
+            raise FabgenError([d if d.file else loaded.source.place(d)
+                               for d in exc.diagnostics]) from None
         for path, text in rendered.items():
             if path in files:
                 raise RenderError(f"target {name!r} writes {path}, already written by another")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fabgen import catalog, qos
+from fabgen import catalog, qos, underlay
 from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
@@ -27,6 +27,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
     qos.check(intent, diags)  # independent of the checks above: report all at once
+    underlay.check(intent, diags)
     if not diags.errors:
         _fit(intent, diags)
 
