@@ -10,6 +10,11 @@ worker once: slower to start, same results.
 Results come back in the order of the items whatever order the workers finish in, and at most
 `window` of them wait in the parent, so memory stays bounded when the consumer (a writer) is
 slower than the workers. A worker's exception is raised in the parent, as the item's result.
+
+Big texts travel through a `Spool` rather than the pool's pipe: a worker writes them into a
+file in memory (tmpfs) and sends its name, the parent reads it back in one call. Through the
+pipe, 1.4 GB of configs (a 131k-GPU render) cost the parent 3.3 s of CPU in reads, buffer
+copies and unpickling; through the spool 0.85 s.
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ import gc
 import multiprocessing
 import os
 import pickle
+import shutil
 import signal
 import sys
+import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
-__all__ = ["WorkerError", "available_cores", "ordered_map", "paused_gc", "start_method"]
+__all__ = ["Spool", "Spooled", "WorkerError", "available_cores", "ordered_map", "paused_gc",
+           "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -125,3 +133,50 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], jobs: int, *,
         pool.join()
         if method == "fork":
             gc.unfreeze()
+
+
+# A spooled batch of texts: the file that holds them and each one's (name, length in bytes).
+Spooled = tuple[str, tuple[tuple[str, int], ...]]
+
+
+class Spool:
+    """A private directory, in memory where the system has a tmpfs at /dev/shm, through which
+    workers hand texts to the parent: `put` in a worker, `take` (once) in the parent, `close`
+    removes whatever is left (a failed or stopped render). Picklable: it is its directory."""
+
+    def __init__(self, directory: str | None = None) -> None:
+        if directory is None:
+            memory = "/dev/shm"
+            where = memory if os.path.isdir(memory) and os.access(memory, os.W_OK) else None
+            directory = tempfile.mkdtemp(prefix="fabgen-spool-", dir=where)
+        self.directory = directory
+
+    def put(self, key: str, texts: Iterable[tuple[str, str]]) -> Spooled:
+        """Write `texts` ((name, text) pairs) as one file named `key`, UTF-8."""
+        path = os.path.join(self.directory, key)
+        sizes = []
+        with open(path, "wb") as fh:
+            for name, text in texts:
+                data = text.encode("utf-8")
+                fh.write(data)
+                sizes.append((name, len(data)))
+        return path, tuple(sizes)
+
+    def take(self, spooled: Spooled) -> list[tuple[str, str]]:
+        """The texts of a `put`, in order; the file is removed."""
+        path, sizes = spooled
+        with open(path, "rb") as fh:
+            data = memoryview(fh.read())
+        os.unlink(path)
+        out = []
+        start = 0
+        for name, size in sizes:
+            out.append((name, str(data[start:start + size], "utf-8")))
+            start += size
+        return out
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __reduce__(self) -> tuple[type[Spool], tuple[str]]:
+        return (Spool, (self.directory,))

@@ -151,21 +151,25 @@ def render_item(ctx: RenderContext, item: WorkItem) -> list[tuple[str, str]]:
     return [file for unit in item.units for file in split.render_unit(ctx, unit).items()]
 
 
-# The context a worker renders from: set by `_files` before the pool starts, so a forked worker
-# inherits it; a spawned worker builds it from the intent in _init_worker.
+# What a worker renders from: set by `_files` before the pool starts, so a forked worker
+# inherits it; a spawned worker builds the context from the intent in _init_worker.
 _CONTEXT: RenderContext | None = None
+_SPOOL: jobs_module.Spool | None = None
 
 
-def _init_worker(intent: Intent, base_dir: Path | None) -> None:
-    global _CONTEXT
+def _init_worker(intent: Intent, base_dir: Path | None, spool: jobs_module.Spool) -> None:
+    global _CONTEXT, _SPOOL
+    _SPOOL = spool
     if _CONTEXT is None:  # spawned: nothing was inherited
         gc.disable()  # as the parent renders (jobs.paused_gc); the process ends with the pool
         _CONTEXT = context(intent, base_dir)
 
 
-def _render_in_worker(item: WorkItem) -> list[tuple[str, str]]:
-    assert _CONTEXT is not None, "worker started without a render context"
-    return render_item(_CONTEXT, item)
+def _render_in_worker(numbered: tuple[int, WorkItem]) -> jobs_module.Spooled:
+    """Render an item; its files go back through the spool (big texts stay off the pipe)."""
+    assert _CONTEXT is not None and _SPOOL is not None, "worker started without a context"
+    number, item = numbered
+    return _SPOOL.put(str(number), render_item(_CONTEXT, item))
 
 
 def context(intent: Intent, base_dir: Path | None) -> RenderContext:
@@ -186,15 +190,18 @@ def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
             yield item.target, render_item(ctx, item)
         return
     _CONTEXT = ctx
-    results = jobs_module.ordered_map(_render_in_worker, items, jobs, initializer=_init_worker,
-                                      initargs=(ctx.intent, ctx.base_dir))
+    spool = jobs_module.Spool()
+    results = jobs_module.ordered_map(_render_in_worker, enumerate(items), jobs,
+                                      initializer=_init_worker,
+                                      initargs=(ctx.intent, ctx.base_dir, spool))
     try:
-        for i, (item, files) in enumerate(zip(items, results, strict=True)):
+        for i, (item, spooled) in enumerate(zip(items, results, strict=True)):
             if progress:
                 progress(item.target, i, len(items))
-            yield item.target, files
+            yield item.target, spool.take(spooled)
     finally:
         results.close()  # stops the workers now, also when the consumer gave up early
+        spool.close()
         _CONTEXT = None
 
 

@@ -158,3 +158,20 @@ def _refuse_stubbornly(i: int) -> int:
 def test_an_exception_that_does_not_pickle_still_reaches_the_parent() -> None:
     with pytest.raises(jobs.WorkerError, match=r"^_Stubborn: 0\+1$"):
         list(jobs.ordered_map(_refuse_stubbornly, range(3), 2))
+
+
+def test_the_spool_hands_texts_back_whole_and_cleans_up() -> None:
+    import os
+    import pickle
+
+    spool = jobs.Spool()
+    texts = [("a.txt", "plain\n"), ("b.md", "caf\u00e9 \u2014 \U0001f600\n"), ("empty", "")]
+    try:
+        spooled = pickle.loads(pickle.dumps(spool)).put("7", texts)  # as a worker has it
+        assert os.path.exists(spooled[0])
+        assert spool.take(spooled) == texts
+        assert not os.path.exists(spooled[0])
+        spool.put("8", texts)  # left behind by a stopped render
+    finally:
+        spool.close()
+    assert not os.path.exists(spool.directory)
