@@ -18,6 +18,7 @@ from fabgen.errors import Diagnostic, FabgenError
 from fabgen.render import Progress
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_BUG = 3  # fabgen's own bug (never an input error: those are exit 1 with file:line:col)
 EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 LOCAL_INTENT = Path("fabgen.yaml")  # what `fabgen init` writes; `fabgen render` reads it
 EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
@@ -614,14 +615,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.debug:
             traceback.print_exc()
+        from fabgen.intent.loader import CheckCrashed
         from fabgen.render import RenderError
 
         if isinstance(exc, OutputError | OSError | RenderError):
-            console.error(str(exc))
+            console.error(_one_line(str(exc)))
             return EXIT_INVALID
-        console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
-                      "and report it)")
-        return 3
+        if isinstance(exc, MemoryError):
+            console.error("out of memory (a ulimit or the machine's); the README's Scale "
+                          "section says what a fabric of this size needs")
+            return EXIT_INVALID
+        what = "" if isinstance(exc, CheckCrashed) else f"{type(exc).__name__}: "
+        console.error(f"internal error: {what}{_one_line(str(exc))} (rerun with --debug and "
+                      "report it)")
+        return EXIT_BUG
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """An error as one readable line, however long or multi-line the exception's text."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _print_through(text: str) -> None:

@@ -6,7 +6,7 @@ from fabgen import catalog
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
 from fabgen.intent.loader import suggest
-from fabgen.intent.models import IB_GENERATION_SPEED, Intent
+from fabgen.intent.models import IB_GENERATION_SPEED, Intent, SwitchSpec
 from fabgen.intent.units import format_ratio
 from fabgen.topology import sizing
 
@@ -19,6 +19,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _catalog(intent, diags)
     _qos(intent, diags)
     _hosts(intent, diags)
+    _breakout_lanes(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
     from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
@@ -95,6 +96,32 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
                         f"{intent.fabric.transport}", loc)
     if topo.tiers == 2 and topo.core is not None:
         diags.warn("core is ignored in a 2-tier fabric", ("topology", "core"))
+
+
+def _breakout_lanes(intent: Intent, diags: Diagnostics) -> None:
+    """A breakout splits a native port's electrical lanes evenly, or the ports cannot be named
+    (render would stop at the first port name: issue 18). Catalog breakouts are the vendor's;
+    a custom switch's is the intent's, on an 8-lane OSFP/QSFP-DD port."""
+    from fabgen.catalog import Breakout
+    from fabgen.catalog.ports import native_lanes
+
+    topo = intent.topology
+    specs: list[tuple[tuple[str, ...], object]] = [
+        (("topology", role), getattr(topo, role)) for role in ("leaf", "spine", "core")]
+    for net in ("storage", "management"):
+        extra = getattr(topo, net)
+        if extra is not None:
+            specs += [(("topology", net, role), getattr(extra, role))
+                      for role in ("leaf", "spine")]
+    for base, spec in specs:
+        if not isinstance(spec, SwitchSpec) or spec.model is not None or spec.breakout is None:
+            continue
+        count = Breakout.parse(spec.breakout).count
+        lanes = native_lanes("custom")
+        if lanes % count:
+            ways = ", ".join(str(n) for n in range(1, lanes + 1) if lanes % n == 0)
+            diags.error(f"a {count}-way breakout cannot split a custom switch's {lanes}-lane "
+                        "ports evenly", (*base, "breakout"), f"split {ways} ways")
 
 
 def _qos(intent: Intent, diags: Diagnostics) -> None:
