@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from fabgen import qos
 from fabgen.intent.loader import LoadedIntent
-from fabgen.output import with_manifest
+from fabgen.output import FileItem, text_of, with_streamed_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
@@ -85,17 +85,33 @@ def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
     return keep
 
 
-def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
-           devices: str | None = None, progress: Progress | None = None) -> dict[str, str]:
-    """Render every applicable target (or the selected ones) plus manifest.json."""
+def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
+                devices: str | None = None,
+                progress: Progress | None = None) -> Iterator[FileItem]:
+    """Every applicable target's files (or the selected ones) as each is produced, then
+    manifest.json. Read each file's content before asking for the next (output.write and
+    output.check do): a file may come as chunks, hashed for the manifest as they are read.
+
+    The fabric is built and planned here, before the first file, so an input error is raised
+    before a writer has created anything.
+    """
     intent = loaded.intent
     names = select(only)
     ctx = RenderContext(intent=intent, fabric=build(intent),
                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
                         base_dir=Path(loaded.source.path).parent)
     keep = _device_filter(ctx.fabric, devices) if devices else None
+    partial: dict[str, object] | None = None
+    if only is not None or devices is not None:
+        partial = {"only": names, "devices": devices}
+    return with_streamed_manifest(_files(ctx, names, keep, progress), loaded.source.sha256,
+                                  intent.name, partial=partial)
+
+
+def _files(ctx: RenderContext, names: list[str], keep: Callable[[str], bool] | None,
+           progress: Progress | None) -> Iterator[FileItem]:
     registry = targets()
-    files: dict[str, str] = {}
+    seen: set[str] = set()
     for i, name in enumerate(names):
         if progress:
             progress(name, i, len(names))
@@ -103,17 +119,27 @@ def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
         if not target.applies(ctx):
             continue
         try:
-            rendered = target.render(ctx)
+            # A streaming target gives one device's files at a time (memory stays flat as
+            # the fabric grows); the others give their whole dict at once.
+            stream = getattr(target, "render_iter", None)
+            items: Iterable[FileItem] = (stream(ctx) if stream is not None
+                                         else target.render(ctx).items())
+            for path, content in items:
+                if path in seen:
+                    raise RenderError(f"target {name!r} writes {path}, already written by "
+                                      "another")
+                seen.add(path)
+                if keep is None or keep(path):
+                    yield path, content
         except eos.UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
-        for path, text in rendered.items():
-            if path in files:
-                raise RenderError(f"target {name!r} writes {path}, already written by another")
-            if keep is None or keep(path):
-                files[path] = text
     if progress:
         progress("done", len(names), len(names))
-    partial: dict[str, object] | None = None
-    if only is not None or devices is not None:
-        partial = {"only": names, "devices": devices}
-    return with_manifest(files, loaded.source.sha256, loaded.intent.name, partial=partial)
+
+
+def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
+           devices: str | None = None, progress: Progress | None = None) -> dict[str, str]:
+    """Every file of the render in memory, manifest.json included (tests, small fabrics;
+    the CLI streams with render_iter)."""
+    return {path: text_of(content)
+            for path, content in render_iter(loaded, only, devices, progress)}
