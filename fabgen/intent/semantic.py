@@ -6,7 +6,7 @@ from fabgen import catalog
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
 from fabgen.intent.loader import suggest
-from fabgen.intent.models import IB_GENERATION_SPEED, Intent, SwitchSpec
+from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent, SwitchSpec
 from fabgen.intent.units import format_ratio
 from fabgen.topology import sizing
 
@@ -25,6 +25,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
 
     qos.check(intent, diags)  # independent of the checks above: report all at once
+    _size(intent, diags)
     if not diags.errors:
         _fit(intent, diags)
 
@@ -246,6 +247,21 @@ def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
     nic, port = divmod(dev, nic_ports)
     rail = nic * (nic_ports // planes) + port // planes
     return template.format(dev=dev, nic=nic, port=port, rail=rail)
+
+
+def _size(intent: Intent, diags: Diagnostics) -> None:
+    """Beyond MAX_HOST_PORTS fabgen would not build within its memory goal: refused here, in
+    a moment, rather than after minutes of planning (issue 18: 65,536 nodes x 8 NICs)."""
+    node, topo = intent.cluster.node, intent.topology
+    per_node = node.nics * node.nic_ports + sum(
+        extra.nics for extra in (topo.storage, topo.management) if extra is not None)
+    ports = intent.cluster.nodes * per_node
+    if ports > MAX_HOST_PORTS:
+        diags.error(f"{intent.cluster.nodes:,} nodes x {per_node} ports (compute, storage and "
+                    f"management) are {ports:,} host ports; fabgen builds fabrics of up to "
+                    f"{MAX_HOST_PORTS:,}", ("cluster", "nodes"),
+                    f"at most {MAX_HOST_PORTS // per_node:,} nodes like these; a larger "
+                    "cluster is several fabrics, one intent each")
 
 
 def _fit(intent: Intent, diags: Diagnostics) -> None:

@@ -36,6 +36,7 @@ from ruamel.yaml.events import (
     ScalarEvent,
     SequenceEndEvent,
 )
+from ruamel.yaml.reader import ReaderError
 
 Pos = tuple[int, int]  # 1-based line and column
 
@@ -322,7 +323,7 @@ def parse(text: str, limits: Limits = LIMITS) -> Any:
     # The plain pure-Python parser: the round-trip one keeps comments, at 15 times the cost
     # on a file of comments; libyaml's would word its errors differently by platform.
     yaml = YAML(typ="safe", pure=True)
-    last: Pos = (0, 0)
+    last: Pos = (1, 1)  # where to blame an error the parser gives no position for
     try:
         for ev in yaml.parse(text):
             last = _pos(ev)
@@ -336,8 +337,15 @@ def parse(text: str, limits: Limits = LIMITS) -> Any:
             raise YamlInputError(_VERSION_ONLY, *(_directive_line(text) or last)) from None
         raise YamlInputError(f"YAML syntax error: {problem}",
                              *((mark.line + 1, mark.column + 1) if mark else last)) from None
+    except ReaderError as exc:  # a control character: the reader knows only its offset
+        before = text[: exc.position]
+        line, col = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1])
+        raise YamlInputError(f"character U+{char:04X} is not allowed in YAML (control "
+                             "characters must be escaped in a double-quoted string)", line,
+                             col) from None
     except YAMLError as exc:
-        raise YamlInputError(f"YAML error: {exc}", *last) from None
+        raise YamlInputError(f"YAML error: {' '.join(str(exc).split())[:200]}", *last) from None
     except (RecursionError, MemoryError) as exc:
         raise YamlInputError(f"the YAML parser gave up ({type(exc).__name__}); the file is too "
                              "large or too deeply nested", *last) from None

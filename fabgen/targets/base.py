@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -11,6 +12,9 @@ from fabgen.qos import QosPlan
 from fabgen.topology.model import Fabric
 
 Artifacts = dict[str, str]
+# What a streaming target yields: (path, text), the text whole or as chunks (a big table).
+Stream = Iterator[tuple[str, str | Iterable[str]]]
+TextStream = Iterator[tuple[str, str]]  # one whose files are all whole texts
 
 
 @dataclass(frozen=True)
@@ -34,4 +38,12 @@ class Target(Protocol):
         ...
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        ...
+
+
+class StreamingTarget(Target, Protocol):
+    """A target whose output grows with the fabric also yields it a device (or a chunk) at a
+    time; fabgen.render prefers this, so memory stays flat however large the fabric."""
+
+    def render_iter(self, ctx: RenderContext) -> Stream:
         ...

@@ -36,7 +36,7 @@ from typing import Any
 from fabgen import qos, templating
 from fabgen.catalog.ports import native_lanes, switch_port_name
 from fabgen.qos import EcnProfile, QosPlan
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.topology.model import Fabric, Host, Link, LinkKind, Switch
 
 __all__ = [
@@ -243,9 +243,13 @@ class EosTarget:
         return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        return dict(self.render_iter(ctx))
+
+    def render_iter(self, ctx: RenderContext) -> TextStream:
+        """One switch's config at a time (fabgen.render streams them to disk)."""
         view = FabricView(ctx.fabric)
-        return {f"eos/{s.name}.cfg": config_text(device_config(ctx, s, view=view))
-                for s in ctx.fabric.switches if s.platform == PLATFORM}
+        return ((f"eos/{s.name}.cfg", config_text(device_config(ctx, s, view=view)))
+                for s in ctx.fabric.switches if s.platform == PLATFORM)
 
 
 TARGET = EosTarget()

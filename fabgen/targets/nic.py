@@ -19,7 +19,7 @@ from typing import Any
 
 from fabgen import templating
 from fabgen.qos import QosPlan
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.topology.model import Fabric, Host
 
 __all__ = [
@@ -229,19 +229,20 @@ class NicTarget:
         return ctx.fabric.transport in ("roce", "infiniband") and ctx.intent.nccl.profile != "efa"
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        return dict(self.render_iter(ctx))
+
+    def render_iter(self, ctx: RenderContext) -> TextStream:
+        """The scripts, then one host's file at a time (fabgen.render streams them)."""
         data = setup_data(ctx)
-        files = {
-            "hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **data),
-            "hosts/fabgen-nic-setup.service": templating.render(
-                "nic/nic-setup.service.j2", fabric=ctx.fabric.name, install_dir=INSTALL_DIR),
-        }
+        yield "hosts/nic-setup.sh", templating.render("nic/setup.sh.j2", **data)
+        yield "hosts/fabgen-nic-setup.service", templating.render(
+            "nic/nic-setup.service.j2", fabric=ctx.fabric.name, install_dir=INSTALL_DIR)
         if ctx.fabric.transport == "roce":
             gateways = _gateways(ctx.fabric)
             for host in ctx.fabric.hosts:
-                files[host_file_path(host.name)] = templating.render(
+                yield host_file_path(host.name), templating.render(
                     "nic/host.env.j2", fabric=ctx.fabric.name,
                     **roce_host_data(ctx.fabric, host, gateways))
-        return files
 
 
 TARGET = NicTarget()

@@ -45,7 +45,7 @@ import yaml
 from fabgen import qos
 from fabgen.catalog.ports import native_lanes, port_name
 from fabgen.qos import QosPlan
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.targets.eos import (
     FabricPort,
     FabricView,
@@ -78,9 +78,13 @@ class NvueTarget:
         return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        return dict(self.render_iter(ctx))
+
+    def render_iter(self, ctx: RenderContext) -> TextStream:
+        """One switch's startup.yaml at a time (fabgen.render streams them to disk)."""
         view = FabricView(ctx.fabric)
-        return {f"nvue/{s.name}/startup.yaml": startup_yaml(device_config(ctx, s, view=view))
-                for s in ctx.fabric.switches if s.platform == PLATFORM}
+        return ((f"nvue/{s.name}/startup.yaml", startup_yaml(device_config(ctx, s, view=view)))
+                for s in ctx.fabric.switches if s.platform == PLATFORM)
 
 
 TARGET = NvueTarget()

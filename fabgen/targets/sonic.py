@@ -23,7 +23,7 @@ from fabgen import catalog, templating
 from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
 
 __all__ = [
@@ -110,17 +110,19 @@ class SonicTarget:
         return ctx.qos is not None and any(s.platform == "sonic" for s in ctx.fabric.switches)
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        return dict(self.render_iter(ctx))
+
+    def render_iter(self, ctx: RenderContext) -> TextStream:
+        """One switch's files at a time (fabgen.render streams them to disk)."""
         index = _links_by_switch(ctx.fabric)
         hosts = {h.name: h for h in ctx.fabric.hosts}  # once: per switch it was O(switches*hosts)
-        out: Artifacts = {}
         for switch in ctx.fabric.switches:
             if switch.platform != "sonic":
                 continue
             ports = _ports(ctx.fabric, switch, index.get(switch.name, ()), hosts)
-            out[f"sonic/{switch.name}/config_db.json"] = config_db_text(
-                _device_config(ctx, switch, ports))
-            out[f"sonic/{switch.name}/frr.conf"] = frr_text(_frr_data(ctx, switch, ports))
-        return out
+            yield (f"sonic/{switch.name}/config_db.json",
+                   config_db_text(_device_config(ctx, switch, ports)))
+            yield f"sonic/{switch.name}/frr.conf", frr_text(_frr_data(ctx, switch, ports))
 
 
 TARGET = SonicTarget()
