@@ -317,8 +317,40 @@ def _directive_line(text: str) -> Pos | None:
     return None
 
 
+def _flow_depth(text: str, limits: Limits) -> None:
+    """Refuse `[[[[...` before ruamel's scanner sees it: for every open bracket it keeps a
+    possible simple key, and re-checks them all at each token, so a line of thousands of
+    brackets costs over a second before the first event arrives. A linear pass over the text
+    (quotes and comments skipped) finds the depth first. A bracket inside a plain or block
+    scalar counts too: a value with 33 nested brackets is no intent's."""
+    depth, quote, comment, prev = 0, "", False, "\n"
+    line, col = 1, 0
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col, comment = line + 1, 0, False
+        elif comment:
+            pass
+        elif quote:
+            if ch == quote and not (quote == '"' and prev == "\\"):
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev in " \t\n":
+            comment = True
+        elif ch in "[{":
+            depth += 1
+            if depth >= limits.max_depth:  # the document's own mapping is one level more
+                raise YamlInputError(f"nested deeper than {limits.max_depth} levels (fabgen's "
+                                     "limit for an intent)", line, col)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        prev = "" if prev == "\\" and ch == "\\" else ch
+
+
 def parse(text: str, limits: Limits = LIMITS) -> Any:
     """The document's tree (Map, Seq or a scalar; None when empty), or YamlInputError."""
+    _flow_depth(text, limits)
     reader = _Reader(limits, text)
     # The plain pure-Python parser: the round-trip one keeps comments, at 15 times the cost
     # on a file of comments; libyaml's would word its errors differently by platform.
