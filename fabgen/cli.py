@@ -312,13 +312,25 @@ def _dry_render(loaded: LoadedIntent) -> Diagnostic | None:
     from fabgen.render import RenderError, render_iter
 
     try:
-        for _path, content in render_iter(loaded):
-            if not isinstance(content, str):
-                for _chunk in content:
-                    pass
+        with _placed(loaded):
+            for _path, content in render_iter(loaded):
+                if not isinstance(content, str):
+                    for _chunk in content:
+                        pass
     except RenderError as exc:
         return Diagnostic(str(exc), file=loaded.source.path)
     return None
+
+
+@contextlib.contextmanager
+def _placed(loaded: LoadedIntent) -> Iterator[None]:
+    """An intent error found while rendering (a file the intent names) gets its file:line:col
+    like every other: renderers know the field, the intent's source knows where it is."""
+    try:
+        yield
+    except FabgenError as exc:
+        raise FabgenError([loaded.source.place(d) if d.file is None else d
+                           for d in exc.diagnostics]) from None
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
@@ -340,7 +352,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     if partial and not args.check and output.holds_full_render(dest):
         raise output.OutputError(f"{dest} holds a full render; write a partial render "
                                  "(--only/--devices) to another directory")
-    with progress_bar(console, enabled=not (args.json or args.quiet)) as progress:
+    with progress_bar(console, enabled=not (args.json or args.quiet)) as progress, \
+            _placed(loaded):
         # Files stream from the renderers into the writer (or the comparison) one at a time.
         files = render_iter(loaded, only=only, devices=args.devices, progress=progress)
         if args.check:

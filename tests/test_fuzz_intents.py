@@ -54,6 +54,12 @@ NASTY: list[Any] = [
     [], {}, [1, 2, 3], [[[[[[]]]]]], {"a": {"b": {"c": {}}}}, ["*"], [None], {"": 1},
     list(range(100)),
 ]
+# Keys added where they may or may not belong (a field of another section, or no field).
+ADDED_KEYS = ["extra", "speed", "model", "ports", "breakout", "nodes", "planes", "mtu", "tiers",
+              "name", "guids_file", "sm_host", "partitions", "traffic_classes", "classes",
+              "storage", "management", "core", "spine", "scalable_unit", "oversubscription",
+              "generation", "host_mtu", "rdma_devices", "netdevs", "numa_nodes", "gpus",
+              "port_cages", "min_spines", "full_units", "profile", "sharp", "pkey", "hosts"]
 YAML_BITS = ["&a ", "*a", "!!int ", "!!binary ", "!foo ", "%YAML 1.1\n", "---\n", "...\n",
              "<<: ", "? ", "- ", ": ", "[", "]", "{", "}", ",", "#", "|\n", ">\n", "'", '"',
              "\t", "\ufeff", "\x00", "\\", "~", "0x", "1_000", ".inf", ".nan"]
@@ -90,8 +96,7 @@ def data_mutation(draw: st.DrawFn) -> str:
         elif action == "drop":
             del parent[path[-1]]
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "speed", "model", "ports", "breakout",
-                                         "nodes", "planes", "mtu", "tiers", "name"]))] = (
+            parent[draw(st.sampled_from(ADDED_KEYS))] = (
                 copy.deepcopy(draw(st.sampled_from(NASTY))))
         elif action == "copy":
             # a subtree where another belongs: types and shapes that do not fit

@@ -238,6 +238,17 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
         guess = suggest(ib.sm_host, hosts)
         diags.error(f"no host named {ib.sm_host!r}", ("infiniband", "sm_host"),
                     f"did you mean {guess!r}?" if guess else None)
+    files = ib.guids_file if isinstance(ib.guids_file, list) else (
+        [] if ib.guids_file is None else [ib.guids_file])
+    for i, name in enumerate(files):
+        # Read from the intent's directory: an intent from a pull request must not make CI
+        # read (and quote in its errors) /proc/self/environ or a file outside the repository.
+        parts = name.replace("\\", "/").split("/")
+        if not name or name.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
+            loc = ("infiniband", "guids_file", *((i,) if isinstance(ib.guids_file, list) else ()))
+            diags.error(f"{name!r} is not a path inside the intent's directory", loc,
+                        "put the ibnetdiscover output beside the intent and name it relative "
+                        "to it, without '..'")
     if ib.sharp and ib.routing_engine == "updn":
         diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
                    "them poorly", ("infiniband", "routing_engine"))
