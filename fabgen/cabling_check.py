@@ -50,7 +50,8 @@ def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> 
     for sw in fabric.switches:
         for port in range(1, sw.radix + 1):
             switch_ports[sw.name, switch_port_name(sw, port)] = port
-    host_ports = {(h.name, p.rdma_device): p.dev for h in fabric.hosts for p in h.ports}
+    host_ports = {(h.name, p.rdma_device): p.dev
+                  for h in (*fabric.hosts, *fabric.sm_hosts) for p in h.ports}
     links: list[Link] = []
     for n, row in enumerate(rows, start=2 if source.endswith(".csv") else 1):
         where = f"{source}: {'line' if source.endswith('.csv') else 'cable'} {n}"
@@ -61,8 +62,9 @@ def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> 
         except KeyError as exc:
             raise CablingFileError(f"{where}: missing column {exc}") from None
         ends: list[int] = []
-        for dev, name, table in ((a_dev, a_name, host_ports if kind == "node-leaf"
-                                  else switch_ports), (z_dev, z_name, switch_ports)):
+        host_end = kind in ("node-leaf", "sm-leaf")
+        for dev, name, table in ((a_dev, a_name, host_ports if host_end else switch_ports),
+                                 (z_dev, z_name, switch_ports)):
             found = table.get((dev, name))
             if found is None:
                 raise CablingFileError(f"{where}: {dev} has no port {name!r} in the plan")
@@ -80,7 +82,7 @@ def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
     def ends(link: Link) -> tuple[tuple[str, int], tuple[str, int]]:
         return (link.a_device, link.a_port), (link.z_device, link.z_port)
 
-    plan = {ends(link): link for link in planned.links}
+    plan = {ends(link): link for link in (*planned.links, *planned.sm_links)}
     sheet = {ends(link): link for link in actual}
     out = [Finding("missing", f"planned cable {link.id} {link.a_device}:{link.a_port} - "
                    f"{link.z_device}:{link.z_port} is not in the sheet")
@@ -94,5 +96,6 @@ def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
 def check_file(fabric: Fabric, path: Path) -> list[Finding]:
     """Invariant findings of the sheet as cabled, then its differences from the plan."""
     links = links_from_rows(fabric, read_rows(path), str(path))
-    as_cabled = replace(fabric, links=tuple(links), extras=())
+    as_cabled = replace(fabric, links=tuple(x for x in links if x.kind != "sm-leaf"),
+                        sm_links=tuple(x for x in links if x.kind == "sm-leaf"), extras=())
     return check_fabric(as_cabled) + compare(fabric, links)

@@ -196,6 +196,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print findings as JSON")
 
     p = sub.add_parser(
+        "verify", help="compare SONiC/NVUE switches' saved show outputs with the plan",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read DIR/<switch>/ (the files verify/collect-<platform>.sh saves: LLDP, "
+                    "interfaces, BGP, PFC and PFC watchdog) and report every port, neighbour "
+                    "or session that differs from the plan. EOS switches: run "
+                    "verify/anta-catalog.yaml with ANTA.",
+        epilog="example:\n  fabgen verify pod-a.yaml saved/ --devices 'leaf-*'\n\n"
+               "exit codes: 0 every switch matches, 1 mismatches or invalid input, 2 usage")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("saved", metavar="DIR", help="one sub-directory of saved outputs per switch")
+    p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
+    p.add_argument("--checks", metavar="LIST",
+                   help="comma-separated subset of: outputs, interfaces, lldp, bgp, pfc, "
+                        "pfc-watchdog (default: all)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
         "push", help="push rendered configs to switches (dry run by default)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Connect to each selected switch, load the rendered config and show the "
@@ -470,6 +487,8 @@ def format_plan(summary: dict[str, Any]) -> str:
                                          summary["oversubscription"].items() if v),
         f"bisection:     {summary['bisection_gbps'] / 1000:g} Tb/s",
     ]
+    if summary.get("sm_hosts"):  # InfiniBand: the subnet manager's dedicated hosts
+        lines.append("sm hosts:      " + ", ".join(summary["sm_hosts"]))
     for role, net in summary.get("networks", {}).items():
         lines.append(f"{role + ':':<14} " + ", ".join(
             f"{k} {v} {net['switch_models'].get(k, '')}".rstrip()
@@ -563,6 +582,33 @@ def cmd_verify_cabling(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INVALID if findings else EXIT_OK
 
 
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    from fabgen.verify.check import CHECKS, format_report, verify_intent
+
+    checks = CHECKS
+    if args.checks:
+        checks = tuple(c.strip() for c in args.checks.split(",") if c.strip())
+        unknown = [c for c in checks if c not in CHECKS]
+        if unknown:
+            console.error(f"--checks: unknown check(s) {', '.join(unknown)} (choose from "
+                          f"{', '.join(CHECKS)})")
+            return EXIT_USAGE
+    saved = Path(args.saved)
+    if not saved.is_dir():
+        console.error(f"{saved}: not a directory of saved outputs")
+        return EXIT_USAGE
+    try:
+        report = verify_intent(Path(args.intent), saved, args.devices, checks)
+    except ValueError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.json:
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        sys.stdout.write(format_report(report))
+    return EXIT_INVALID if report.findings else EXIT_OK
+
+
 def cmd_push(args: argparse.Namespace, console: Console) -> int:
     from fabgen import push
 
@@ -649,6 +695,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "check-cabling": cmd_check_cabling,
     "whatif": cmd_whatif,
     "verify-cabling": cmd_verify_cabling,
+    "verify": cmd_verify,
     "push": cmd_push,
     "init": cmd_init,
 }

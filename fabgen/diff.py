@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 import yaml
 
+from fabgen.natural import natural_key
 from fabgen.output import MANIFEST
-from fabgen.topology.summary import natural_key
 
 Format = Literal["json", "yaml", "text"]
 Status = Literal["added", "removed", "changed", "unchanged"]

@@ -16,6 +16,7 @@ from fabgen.topology import sizing
 
 ECT0 = 0b10  # ECN-capable transport (0) codepoint in the ToS byte's two low bits
 DEFAULT_PRIORITY = 0
+CABLE_FIELDS = ("cable_length_m", "fabric_cable_length_m")
 Scheduling = Literal["strict", "dwrr"]
 
 
@@ -68,6 +69,17 @@ class QosPlan:
     fabric_cable_length_m: int  # switch-to-switch links
     speed_gbps: int
     mtu_note: str = ""  # why fabgen chose mtu/host_mtu (empty when the intent set both)
+    core_cable_length_m: int | None = None  # spine-to-core links (None: fabric_cable_length_m)
+    buffer_model: str = "auto"  # SONiC: auto | traditional | dynamic
+    cable_defaults: tuple[str, ...] = ()  # cable-length fields the intent left to their default
+
+    def cable_m(self, kind: str) -> int:
+        """Cable length of a link class: node-leaf, leaf-spine or spine-core."""
+        if kind == "node-leaf":
+            return self.cable_length_m
+        if kind == "spine-core" and self.core_cable_length_m is not None:
+            return self.core_cable_length_m
+        return self.fabric_cable_length_m
 
     def cls(self, name: str) -> TrafficClass:
         return next(c for c in self.classes if c.name == name)
@@ -167,6 +179,9 @@ def plan(intent: Intent) -> QosPlan:
         fabric_cable_length_m=q.fabric_cable_length_m,
         speed_gbps=sizing.link_speed(intent),
         mtu_note=sizes.note,
+        core_cable_length_m=q.core_cable_length_m,
+        buffer_model=q.buffer_model,
+        cable_defaults=tuple(f for f in CABLE_FIELDS if f not in q.model_fields_set),
     )
 
 
@@ -206,6 +221,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         return
     q = intent.qos
     sizes = mtus(intent)
+    _check_cables_and_buffers(intent, diags)
     if sizes.host_mtu > sizes.mtu:  # only when both are given: a default host MTU fits
         diags.error(f"host MTU {sizes.host_mtu} exceeds the switch MTU {sizes.mtu}; jumbo "
                     "frames from the NIC would be dropped", ("qos", "host_mtu"))
@@ -250,3 +266,36 @@ def check(intent: Intent, diags: Diagnostics) -> None:
                         ("qos", "classes", i, "priority"),
                         "give it its own priority, or the same weight")
         seen.setdefault(cls.priority, (cls.name, cls.weight))
+
+
+def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
+    """PFC headroom is only as right as the cable length it is sized for: say when the intent
+    left it to a default, and refuse a SONiC buffer model the switches' vendor does not have."""
+    from fabgen.catalog.buffers import model_for
+
+    q = intent.qos
+    missing = [f for f in CABLE_FIELDS if f not in q.model_fields_set]
+    if missing:
+        assumed = ", ".join(f"{f} {getattr(q, f)} m" for f in missing)
+        diags.warn(f"cable lengths not measured ({assumed} assumed): PFC headroom is sized "
+                   "from them, and too short a length drops lossless traffic under incast",
+                   ("qos",), "set qos." + " and qos.".join(missing) + " to the longest cable "
+                   "of each class")
+    if q.buffer_model == "auto":
+        return
+    roles = used_platforms(intent)
+    t = intent.topology
+    specs = {"leaf": t.leaf, "spine": t.spine or t.leaf, "core": t.core or t.spine or t.leaf}
+    if t.core is None and t.tiers != 3:
+        del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
+    by_model: dict[str, list[str]] = {}
+    for role, platform in roles.items():
+        model = specs[role].model
+        if platform == "sonic" and model is not None:
+            by_model.setdefault(model, []).append(role)
+    for model, on in by_model.items():
+        buffers = model_for(model, 1)
+        if buffers is not None and q.buffer_model not in buffers.modes:
+            diags.error(f"{model} ({buffers.family}, {'/'.join(on)}) has no SONiC "
+                        f"{q.buffer_model} buffer model", ("qos", "buffer_model"),
+                        f"use {' or '.join(buffers.modes)}, or auto")

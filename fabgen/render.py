@@ -12,7 +12,10 @@ from fabgen.output import FileItem, text_of, with_streamed_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
+    alerts,
+    anta,
     cabling,
+    collect,
     eos,
     nccl,
     nic,
@@ -22,6 +25,7 @@ from fabgen.targets import (
     report,
     resolved,
     sonic,
+    telemetry,
 )
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
@@ -33,7 +37,8 @@ def targets() -> dict[str, Target]:
     """Every target, in the order their files are produced (an explicit list, not discovery)."""
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET]
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
+                           telemetry.TARGET, alerts.TARGET]
     return {t.name: t for t in order}
 
 
@@ -42,6 +47,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "switches": ("sonic", "nvue", "eos"),
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
+    "daytwo": ("anta", "collect", "telemetry", "alerts"),
 }
 
 
@@ -73,7 +79,8 @@ def _device_filter(fabric: Fabric, pattern: str) -> Callable[[str], bool]:
     Fabric-wide files (cabling, report, manifest) are kept: they describe the matching devices
     too. Per-device files are recognised by a path component equal to a device name or its stem.
     """
-    devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    devices = ({s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+               | {h.name for h in fabric.sm_hosts})
     matching = {d for d in devices if fnmatch.fnmatchcase(d, pattern)}
     if not matching:
         raise RenderError(f"--devices {pattern!r} matches no switch or host of {fabric.name}")

@@ -4,33 +4,38 @@
 another cable, landed on the wrong port (miscabled), and links running below their planned width
 or speed. Nodes are matched by node GUID when the GUID plan knows it (a plan read from the real
 fabric), else by node description: the switch name, or "<host> HCA-<nic>" / "<host> mlx5_<n>"
-for a host adapter. Pure functions except `verify_file`, which reads the two files it is given.
+for a host adapter (the subnet-manager hosts' cables are checked like the nodes'). Reading the
+format is fabgen.targets.ibnetdiscover's. Pure functions except `verify_file`, which reads the
+two files it is given.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from fabgen.targets.ibnetdiscover import GuidPlan
+from fabgen.targets.ibnetdiscover import (
+    Discovery,
+    GuidPlan,
+    NodeIndex,
+    discovered_node,
+    node_index,
+    parse_ibnetdiscover,
+)
+from fabgen.targets.opensm import guid_plan_for
+from fabgen.targets.opensm_plan import settings_from_intent
 from fabgen.topology.model import Fabric, Host
 from fabgen.topology.summary import natural_key
 
 __all__ = [
     "SPEED_ORDER",
-    "Discovery",
     "End",
     "Finding",
     "FindingKind",
-    "NodeIndex",
-    "discovered_node",
     "format_findings",
-    "node_index",
-    "parse_ibnetdiscover",
     "planned_rate",
     "verify",
     "verify_file",
@@ -45,140 +50,6 @@ SPEED_ORDER: tuple[str, ...] = ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR
 _LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50,
               "NDR": 100, "XDR": 200}
 _WIDTHS = (4, 2, 1, 8, 12)  # preferred first: 4x is what every HDR/NDR/XDR port runs
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoveredNode:
-    """One node record of an ibnetdiscover output."""
-
-    node_id: str  # the quoted id: "S-<guid>" / "H-<guid>" (or a name in hand-written files)
-    kind: Literal["switch", "ca", "router"]
-    nports: int
-    desc: str  # node description ("" when the record has none)
-    guid: int | None  # node GUID (from switchguid=/caguid= or the id), None if unknown
-    port_guids: dict[int, int] = field(default_factory=dict)  # CA port -> port GUID
-
-
-@dataclass(frozen=True, slots=True)
-class DiscoveredPort:
-    """One port line: a cable as seen from `node_id`'s side, with the rate it trained at."""
-
-    node_id: str
-    port: int
-    far_id: str
-    far_port: int
-    width: int | None  # lanes (4 for "4xHDR"); None when the line gives no rate
-    speed: str | None  # "HDR", "NDR", ...
-
-
-@dataclass(frozen=True, slots=True)
-class Discovery:
-    nodes: dict[str, DiscoveredNode]
-    ports: tuple[DiscoveredPort, ...]
-
-
-_GUID_LINE = re.compile(r"^(switch|ca|router|rt)guid=0x([0-9a-fA-F]+)(?:\(([0-9a-fA-F]+)\))?",
-                        re.IGNORECASE)
-_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]+)"(?:\s*#\s*"(.*)")?')
-_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\](?:\(([0-9a-fA-F]+)\))?'
-                   r"(.*)$")
-_RATE = re.compile(r"\b(\d+)x([A-Z]+[0-9]*)\s*$")
-_ID_GUID = re.compile(r"^[SHR]-([0-9a-fA-F]{1,16})$")
-_KINDS: dict[str, Literal["switch", "ca", "router"]] = {
-    "Switch": "switch", "Ca": "ca", "Hca": "ca", "Rt": "router"}
-
-
-def parse_ibnetdiscover(text: str) -> Discovery:
-    """Node records and port lines of an ibnetdiscover output (or an ibsim topology file)."""
-    nodes: dict[str, DiscoveredNode] = {}
-    ports: list[DiscoveredPort] = []
-    pending_guid: int | None = None
-    current: DiscoveredNode | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        guid_line = _GUID_LINE.match(line)
-        if guid_line:
-            pending_guid = int(guid_line.group(2), 16)
-            continue
-        header = _HEADER.match(line)
-        if header:
-            node_id = header.group(3)
-            guid = pending_guid
-            if guid is None and (m := _ID_GUID.match(node_id)):
-                guid = int(m.group(1), 16)
-            current = DiscoveredNode(node_id, _KINDS[header.group(1)], int(header.group(2)),
-                                     header.group(4) or "", guid)
-            nodes[node_id] = current
-            pending_guid = None
-            continue
-        port = _PORT.match(line)
-        if port and current is not None:
-            local = int(port.group(1))
-            if port.group(2):
-                current.port_guids[local] = int(port.group(2), 16)
-            rate = _RATE.search(port.group(6))
-            ports.append(DiscoveredPort(
-                current.node_id, local, port.group(3), int(port.group(4)),
-                int(rate.group(1)) if rate else None, rate.group(2) if rate else None))
-            continue
-        if line and not line.startswith("#") and "=" not in line:
-            current = None  # anything else ends the record, as in ibsim's reader
-    return Discovery(nodes, tuple(ports))
-
-
-# --------------------------------------------------------------------------- matching
-
-PlanKey = tuple[Literal["switch"], str] | tuple[Literal["ca"], tuple[str, int]]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeIndex:
-    """How discovered nodes are recognised: by node GUID first, then by description."""
-
-    by_guid: dict[int, PlanKey]
-    by_desc: dict[str, PlanKey]
-
-
-# NVIDIA switches describe themselves as "MF0;<hostname>:<model>/U1" once a hostname is set.
-_MLNX_DESC = re.compile(r"^[^;]*;([^:]+):")
-
-
-def node_index(fabric: Fabric, guids: GuidPlan | None = None) -> NodeIndex:
-    """Names under which each planned node may be discovered, and its planned node GUIDs."""
-    by_desc: dict[str, PlanKey] = {}
-    for sw in fabric.switches:
-        by_desc[sw.name] = ("switch", sw.name)
-    for host in fabric.hosts:
-        for hp in host.ports:
-            key: PlanKey = ("ca", (host.name, hp.nic))
-            by_desc.setdefault(f"{host.name} HCA-{hp.nic}", key)
-            # Linux names a ConnectX "<hostname> mlx5_<n>"; each port may be its own device.
-            by_desc.setdefault(f"{host.name} {hp.rdma_device}", key)
-    by_guid: dict[int, PlanKey] = {}
-    if guids is not None:
-        for name, guid in guids.switch_guids.items():
-            by_guid[guid] = ("switch", name)
-        for hn, guid in guids.ca_guids.items():
-            by_guid[guid] = ("ca", hn)
-    return NodeIndex(by_guid, by_desc)
-
-
-def discovered_node(node: DiscoveredNode, index: NodeIndex) -> PlanKey | None:
-    """The planned node a discovered one is, or None (by GUID, then by description)."""
-    if node.guid is not None and node.guid in index.by_guid:
-        key = index.by_guid[node.guid]
-        if (key[0] == "switch") == (node.kind == "switch"):
-            return key
-    desc = node.desc.strip()
-    key2 = index.by_desc.get(desc)
-    if key2 is None and (m := _MLNX_DESC.match(desc)):
-        key2 = index.by_desc.get(m.group(1))
-    if key2 is not None and (key2[0] == "switch") == (node.kind == "switch"):
-        return key2
-    return None
 
 
 # --------------------------------------------------------------------------- findings
@@ -253,12 +124,12 @@ def _host_end(host: Host, dev: int) -> End:
 def _planned(fabric: Fabric, plane: int | None, generation: str | None,
              expected_speed: str | None, expected_width: int | None
              ) -> dict[Cable, tuple[End, End, Rate]]:
-    hosts = {h.name: h for h in fabric.hosts}
+    hosts = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
     out: dict[Cable, tuple[End, End, Rate]] = {}
-    for link in fabric.links:
+    for link in (*fabric.links, *fabric.sm_links):
         if not _in_plane(plane, link.plane):
             continue
-        if link.kind == "node-leaf":
+        if link.kind in ("node-leaf", "sm-leaf"):
             a = _host_end(hosts[link.a_device], link.a_port)
         else:
             a = End(link.a_device, link.a_port)
@@ -286,7 +157,7 @@ def _pick_plane(fabric: Fabric, disc: Discovery, index: NodeIndex) -> int | None
 
 def _discovered(fabric: Fabric, disc: Discovery, index: NodeIndex
                 ) -> dict[Cable, tuple[End, End, Rate | None]]:
-    hosts = {h.name: h for h in fabric.hosts}
+    hosts = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
     labels: dict[str, tuple[str, dict[int, str]]] = {}  # node id -> (device, port -> note)
     for node_id, node in disc.nodes.items():
         key = discovered_node(node, index)
@@ -448,7 +319,6 @@ def verify_file(
     Raises fabgen.errors.FabgenError for a bad intent and OSError for an unreadable file.
     """
     from fabgen.intent import load
-    from fabgen.targets.opensm import guid_plan_for, settings_from_intent
     from fabgen.topology.build import build
 
     intent = load(intent_path).intent

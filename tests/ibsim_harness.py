@@ -459,7 +459,6 @@ def smp_sl2vl(client_env: dict[str, str], tmp: Path,
             for g, raw in zip(guids, replies, strict=True)}
 
 
-
 def smp_vlarb(client_env: dict[str, str], tmp: Path, port_guids: Iterable[int]
               ) -> dict[int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]:
     """Each CA port's VL arbitration (low table, high table) as (VL, weight) entries with a
@@ -474,6 +473,46 @@ def smp_vlarb(client_env: dict[str, str], tmp: Path, port_guids: Iterable[int]
 
     return {g: (entries(replies[2 * i]), entries(replies[2 * i + 1]))
             for i, g in enumerate(guids)}
+
+
+def smp_switch_sl2vl(client_env: dict[str, str], tmp: Path,
+                     ports: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int, int],
+                                                                    tuple[int, ...]]:
+    """The SL-to-VL table of switch port pairs (switch node GUID, in port, out port): what
+    OpenSM programmed for traffic entering `in` and leaving `out` (IBA 14.2.5.8: the attribute
+    modifier carries the input port in bits 15:8 and the output port in bits 7:0)."""
+    keys = list(ports)
+    replies = smp_get(client_env, tmp, [(g, SMP_SL2VL_TABLE, (i << 8) | o) for g, i, o in keys])
+    return {k: tuple(v for byte in raw[:8] for v in (byte >> 4, byte & 0xF))
+            for k, raw in zip(keys, replies, strict=True)}
+
+
+def smp_switch_vlarb(client_env: dict[str, str], tmp: Path, ports: Iterable[tuple[int, int]]
+                     ) -> dict[tuple[int, int], tuple[tuple[tuple[int, int], ...],
+                                                      tuple[tuple[int, int], ...]]]:
+    """The VL arbitration (low table, high table) of switch ports (switch node GUID, port):
+    the modifier holds the block in its upper half and the port in its lower (as smpquery)."""
+    keys = list(ports)
+    replies = smp_get(client_env, tmp, [(g, SMP_VLARB_TABLE, (block << 16) | p)
+                                        for g, p in keys for block in (1, 3)])
+
+    def entries(raw: bytes) -> tuple[tuple[int, int], ...]:
+        return tuple((raw[i] & 0xF, raw[i + 1]) for i in range(0, len(raw), 2) if raw[i + 1])
+
+    return {k: (entries(replies[2 * i]), entries(replies[2 * i + 1]))
+            for i, k in enumerate(keys)}
+
+
+def run_tool(client_env: dict[str, str], tmp: Path, args: Sequence[str], *,
+             timeout: float = 60.0, env: Mapping[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """Run an infiniband-diags tool (or a script calling them) through the simulator."""
+    run_env = dict(client_env)
+    run_env.pop("SIM_SET_ISSM", None)
+    run_env.update(env or {})
+    return subprocess.run(list(args), cwd=tmp, env=run_env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
 
 def _wait_for(pred: Callable[[], bool], timeout: float,
               procs: Sequence[subprocess.Popen[bytes]]) -> bool:

@@ -19,6 +19,7 @@ from fabgen import catalog
 from fabgen.catalog.ports import cage_of, native_lanes, port_name, switch_port_name
 from fabgen.intent import load
 from fabgen.intent.models import Intent
+from fabgen.targets import opensm_plan
 from fabgen.targets.base import RenderContext
 from fabgen.targets.cabling import TARGET as CABLING
 from fabgen.targets.cabling import columns, render_dot
@@ -39,7 +40,8 @@ EXTRA: dict[str, dict[str, Any]] = {
     "ib-3tier-partial": {
         "name": "ib-3tier-partial",
         "fabric": {"transport": "infiniband", "generation": "ndr"},
-        "cluster": {"nodes": 127},
+        # 126 nodes + 1 slot of subnet-manager hosts: SU 4 stays one slot short of full.
+        "cluster": {"nodes": 126},
         "topology": {"leaf": {"model": "qm9700"}, "scalable_unit": 32, "tiers": 3},
     },
     "roce-unaware-eos": {
@@ -178,12 +180,16 @@ def test_csv_one_row_per_link(case: str) -> None:
     header = next(reader)
     assert tuple(header) == columns(fabric)
     body = list(reader)
-    assert len(body) == len(fabric.links)
+    cables = (*fabric.links, *fabric.sm_links)  # the subnet-manager hosts' cables last
+    assert len(body) == len(cables)
     assert all(len(row) == len(header) for row in body)
     rows = _csv_rows(text)
-    assert [r["id"] for r in rows] == [link.id for link in fabric.links]
+    assert [r["id"] for r in rows] == [link.id for link in cables]
     assert [(r["a_device"], r["z_device"]) for r in rows] == [
-        (link.a_device, link.z_device) for link in fabric.links]
+        (link.a_device, link.z_device) for link in cables]
+    assert [r["kind"] for r in rows if r["kind"] == "sm-leaf"] == ["sm-leaf"] * len(
+        fabric.sm_links)
+    assert bool(fabric.sm_links) is (fabric.transport == "infiniband")
     assert {r["speed"] for r in rows} == {f"{fabric.speed_gbps}G"}
     roce = fabric.transport == "roce"
     assert ("a_address" in header) is roce
@@ -200,7 +206,7 @@ def test_json_round_trips_and_matches_csv(case: str) -> None:
     doc = json.loads(text)
     assert json.dumps(doc, sort_keys=True, indent=2) + "\n" == text
     assert sorted(doc) == ["cables", "name", "switches"]
-    assert len(doc["cables"]) == len(fabric.links)
+    assert len(doc["cables"]) == len(fabric.links) + len(fabric.sm_links)
     for obj, row in zip(doc["cables"], _csv_rows(out["cabling/cabling.csv"]), strict=True):
         assert set(obj) == set(columns(fabric))
         assert {k: "" if v is None else str(v) for k, v in obj.items()} == row
@@ -239,7 +245,9 @@ def test_dot_is_grouped(case: str) -> None:
     assert len(nodes) < len(fabric.hosts) + len(fabric.switches)
     labelled = sum(int(line.split('label="')[1].split(" x ")[0].replace(",", ""))
                    for line in edges)
-    assert labelled == len(fabric.links)
+    assert labelled == len(fabric.links) + len(fabric.sm_links)
+    if fabric.sm_hosts:
+        assert f'"sm_hosts" [label="subnet manager\\n{len(fabric.sm_hosts)} hosts' in dot
 
 
 @pytest.mark.realtool
@@ -270,9 +278,9 @@ def test_renders_are_deterministic(case: str) -> None:
 
 def _recount_transceivers(fabric: Fabric, intent: Intent) -> tuple[int, int]:
     cages: dict[str, set[int]] = {}
-    for link in fabric.links:
+    for link in (*fabric.links, *fabric.sm_links):
         ends = [(link.z_device, link.z_port)]
-        if link.kind != "node-leaf":
+        if link.kind not in ("node-leaf", "sm-leaf"):
             ends.append((link.a_device, link.a_port))
         for device, port in ends:
             sw = fabric.by_name[device]
@@ -290,10 +298,11 @@ def test_summary_matches_recount(case: str) -> None:
     intent, fabric = _get(case)
     plan = summarize(fabric, intent)
     assert json.loads(json.dumps(plan)) == plan
+    ib = fabric.transport == "infiniband"
     assert list(plan) == ["name", "transport", "speed_gbps", "nodes", "gpus", "tiers", "planes",
                           "rails", "scalable_units", "su_size", "switches", "switch_models",
                           "cables", "transceivers", "oversubscription", "bisection_gbps",
-                          "networks", "warnings"]
+                          "networks", "warnings", *(["sm_hosts"] if ib else [])]
     assert plan["networks"] == {
         e.role: {"transport": e.transport, "speed_gbps": e.speed_gbps,
                  "switches": dict(Counter(s.role for s in e.switches)),
@@ -301,7 +310,10 @@ def test_summary_matches_recount(case: str) -> None:
                  "cables": len(e.links)} for e in fabric.extras}
     kinds = Counter(link.kind for link in fabric.links)
     assert plan["cables"] == {"node-leaf": kinds["node-leaf"], "leaf-spine": kinds["leaf-spine"],
-                              "spine-core": kinds["spine-core"]}
+                              "spine-core": kinds["spine-core"]} | (
+        {"sm-leaf": len(fabric.sm_links)} if ib else {})
+    if ib:
+        assert plan["sm_hosts"] == [h.name for h in fabric.sm_hosts]
     roles = Counter(sw.role for sw in fabric.switches)
     assert plan["switches"] == {"leaf": roles["leaf"], "spine": roles["spine"],
                                 "core": roles["core"]}
@@ -328,13 +340,17 @@ def test_summary_matches_recount(case: str) -> None:
 
 
 def test_summary_superpod_numbers() -> None:
-    # DGX SuperPOD H100 RA, 4 SU: 32 leaves, 16 spines, 1024 + 1024 cables, 1536 switch
-    # OSFPs (48 x 32 cages) and 4 twin-port OSFPs per DGX (508 for 127 nodes, 512 for 128).
+    # DGX SuperPOD H100 RA, 4 SU, 127 nodes: 32 leaves, 16 spines, 1,020 "Compute and UFM"
+    # cables (1,016 + 4 UFM, Table 4) and 1,024 spine-leaf ones, 1536 switch OSFPs (48 x 32
+    # cages: the UFM ports share the cages of the slot they take) and 4 twin-port OSFPs per DGX
+    # (508, Table 8).
     intent, fabric = _get("ib-ndr-1024")
     plan = summarize(fabric, intent)
     assert plan["switches"] == {"leaf": 32, "spine": 16, "core": 0}
-    assert plan["cables"] == {"node-leaf": 1024, "leaf-spine": 1024, "spine-core": 0}
-    assert plan["transceivers"] == {"switch OSFP (twin-port) 2x400G": 1536, "node 2x400G": 512}
+    assert plan["cables"] == {"node-leaf": 1016, "leaf-spine": 1024, "spine-core": 0,
+                              "sm-leaf": 4}
+    assert plan["cables"]["node-leaf"] + plan["cables"]["sm-leaf"] == 1020
+    assert plan["transceivers"] == {"switch OSFP (twin-port) 2x400G": 1536, "node 2x400G": 508}
 
 
 def test_summary_roce_256(snapshot: Any) -> None:
@@ -374,8 +390,14 @@ def test_report_has_bom_numbers(case: str) -> None:
         assert f"| rdma | {rdma.dscp} | {rdma.priority} | {rdma.priority} | on |" in md
         assert f"| cnp | {cnp.dscp} | {cnp.priority} | {cnp.priority} | off |" in md
     else:
-        assert f"| routing engine | {intent.infiniband.routing_engine} |" in md
+        settings = opensm_plan.settings_from_intent(intent)
+        engine = opensm_plan.routing_engines(settings,
+                                             fits_ftree=opensm_plan.ftree_fits(fabric))
+        assert f"| routing engine | {engine} |" in md
         assert f"| service level (compute traffic) | {intent.infiniband.service_level} |" in md
+        assert "## InfiniBand bring-up" in md
+        for host in fabric.sm_hosts:
+            assert f"| {host.name} | " in md
     for warning in fabric.warnings:
         assert f"- {warning}" in lines
     assert "{{" not in md and "{%" not in md

@@ -332,8 +332,15 @@ def test_nvue_qos_values_equal_the_plan(case: Case) -> None:
 
         pfc = q["pfc"]["default-global"]
         assert {int(p) for p in pfc["switch-priority"]} == set(plan.pfc_priorities), where
-        # one PFC profile for every port: the longer of the host and switch-to-switch runs
-        assert pfc["cable-length"] == max(plan.cable_length_m, plan.fabric_cable_length_m), where
+        # one PFC profile for every port: the longest cable class this switch's ports use
+        switch = case.ctx.fabric.by_name[name]
+        kinds = {lk.kind for lk in case.ctx.fabric.links
+                 if switch.name in (lk.a_device, lk.z_device)}
+        assert pfc["cable-length"] == max(plan.cable_m(k) for k in kinds), where
+        # Cumulus derives xoff/xon/port-buffer from cable-length and RoCE mode owns the pools
+        # (Cumulus 5.12 QoS guide): fabgen writes none of them.
+        assert set(pfc) == {"switch-priority", "tx", "rx", "cable-length"}, where
+        assert not {"traffic-pool", "advance-buffer-config"} & set(q), where
 
         ecn = q["congestion-control"]["default-global"]["traffic-class"]
         rdma = ecn[str(plan.rdma.queue)]

@@ -27,6 +27,8 @@ import pytest
 import yaml
 
 from fabgen import qos
+from fabgen.catalog import nodes
+from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent
 from fabgen.qos import QosPlan
@@ -44,7 +46,7 @@ name: roce-dualplane
 fabric: {transport: roce, speed: 400G}
 cluster:
   nodes: 16
-  node: {model: dgx-h100, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 2}
+  node: {model: generic, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 2}
 topology:
   style: rail-optimized
   planes: 2
@@ -54,7 +56,15 @@ qos:
 platforms: {leaf: sonic, spine: sonic}
 hosts: {netdevs: "ens{nic}f{port}np{port}", bootstrap_interface: bond0}
 """
-EXTRA_INTENTS = {"roce-dualplane-no-ecn": DUAL_PLANE_NO_ECN}
+# A generic InfiniBand server with no names and no bootstrap interface: placeholders, and
+# NCCL_SOCKET_IFNAME left to NCCL (the scripts' empty-bootstrap branch).
+IB_GENERIC = """\
+name: ib-generic
+fabric: {transport: infiniband, generation: ndr}
+cluster: {nodes: 8}
+topology: {leaf: {model: qm9700}}
+"""
+EXTRA_INTENTS = {"roce-dualplane-no-ecn": DUAL_PLANE_NO_ECN, "ib-generic": IB_GENERIC}
 NAMES = [p.stem for p in INVENTORIES] + sorted(EXTRA_INTENTS)
 
 
@@ -151,10 +161,24 @@ def _ecn_expected(plan: QosPlan, prio: int) -> int:
     return 1 if plan.ecn is not None and prio == plan.rdma.priority else 0
 
 
+# /proc/driver/nvidia/version first lines (NVIDIA driver: the open and the proprietary module).
+OPEN_DRIVER = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06  Release Build"
+PROPRIETARY_DRIVER = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.216.03  Thu Apr  3 2025"
+
+
+def fake_proc(root: Path, *, kernel: str, driver: str | None) -> None:
+    """The two /proc files the GPUDirect check reads: kernel release and NVIDIA driver."""
+    _put(root / "proc" / "sys" / "kernel" / "osrelease", kernel)
+    if driver is not None:
+        _put(root / "proc" / "driver" / "nvidia" / "version", driver)
+
+
 def fake_sysfs(root: Path, ctx: RenderContext, host: Host, *, configured: bool,
-               peermem: bool = True) -> Path:
+               peermem: bool = True, bootstrap: str | None = "up") -> Path:
     """A /sys under root for host: rails present and ACTIVE; `configured` = as nic-setup.sh
-    leaves it (MTU, ECN, CNP), else as a fresh boot (MTU 1500, ECN on everywhere)."""
+    leaves it (MTU, ECN, CNP), else as a fresh boot (MTU 1500, ECN on everywhere). The
+    bootstrap interface (NCCL_SOCKET_IFNAME) exists with operstate `bootstrap` (None: absent).
+    No /proc: without fake_proc the host has no DMA-BUF path."""
     plan = ctx.qos
     roce = ctx.fabric.transport == "roce"
     sys = root / "sys"
@@ -188,6 +212,9 @@ def fake_sysfs(root: Path, ctx: RenderContext, host: Host, *, configured: bool,
             _put(ecn / "roce_np" / "cnp_802p_prio", plan.cnp.priority if configured else 0)
     if peermem:
         (sys / "module" / "nvidia_peermem").mkdir(parents=True)
+    boot = nodes.bootstrap_interface(ctx.intent)
+    if boot is not None and bootstrap is not None:
+        _put(sys / "class" / "net" / boot / "operstate", bootstrap)
     return root
 
 
@@ -462,9 +489,11 @@ def test_infiniband_scripts_run(name: str, rendered: dict[str, Path], stub_bin: 
 
     check = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
                 stub_bin=stub_bin)
-    assert check.returncode == 1  # nvidia_peermem is missing in this fake
+    assert check.returncode == 1  # nvidia_peermem is missing in this fake, and no /proc
     assert [x for x in check.stdout.splitlines() if x.startswith("FAIL")] == [
-        "FAIL nvidia_peermem not loaded: no GPUDirect RDMA, NCCL would stage through host memory"]
+        "FAIL GPUDirect RDMA: no nvidia_peermem and no DMA-BUF (Linux unknown (DMA-BUF needs "
+        f"5.12 or later), no NVIDIA GPU driver loaded ({sysroot}/proc/driver/nvidia/version "
+        "missing)): NCCL would stage through host memory"]
     (sysroot / "sys" / "module" / "nvidia_peermem").mkdir(parents=True)
     ok = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
              stub_bin=stub_bin)
@@ -727,11 +756,14 @@ def test_nccl_profile_variables(name: str, update: dict[str, dict[str, Any]]) ->
     assert len(keys) == len(set(keys))
     assert set(keys) <= set(nccl.SOURCES), set(keys) - set(nccl.SOURCES)
     conf = _conf(files[f"nccl/{profile}.conf"])
-    assert conf == {e.key: e.value for e in entries}
+    assert conf == {e.key: e.value for e in entries if e.value is not None}
     for line in files[f"nccl/{profile}.conf"].splitlines():
         assert line == "" or line.startswith("#") or re.fullmatch(r"[A-Z_]+=[^\s\"']+", line)
     text = files[f"nccl/{profile}.env"]
-    for e in entries:  # a comment line saying why, then the export
+    for e in entries:  # a comment line saying why, then the export (or only the comment)
+        if e.value is None:
+            assert f"# {e.key} is not set: " in text and f"export {e.key}=" not in text
+            continue
         assert re.search(rf"^# .+\n(# .+\n)*export {e.key}=\"{re.escape(e.value)}\"$", text,
                          re.MULTILINE), e.key
     if profile == "efa":
@@ -749,7 +781,8 @@ def test_nccl_profile_variables(name: str, update: dict[str, dict[str, Any]]) ->
         ib = ctx.intent.infiniband
         assert "NCCL_IB_TC" not in conf and "NCCL_IB_GID_INDEX" not in conf
         assert conf["NCCL_IB_SL"] == str(ib.service_level)
-        assert conf["NCCL_IB_ADAPTIVE_ROUTING"] == ("1" if ib.adaptive_routing else "0")
+        ar = ib.adaptive_routing_on(ctx.intent.fabric.generation)  # what the SM runs
+        assert conf["NCCL_IB_ADAPTIVE_ROUTING"] == ("1" if ar else "0")
         assert ("NCCL_COLLNET_ENABLE" in conf) == ib.sharp
 
 
@@ -801,3 +834,347 @@ def test_boot_unit_verifies_and_runs_the_setup_script(name: str, rendered: dict[
     assert proc.returncode == 0 and complaints == [], proc.stdout + proc.stderr
     assert "ExecStart=/bin/bash /etc/fabgen/hosts/nic-setup.sh" in text.splitlines()
     assert "Type=oneshot" in text.splitlines() and "WantedBy=multi-user.target" in text
+
+
+# --- node catalog: device maps in every host artifact -------------------------------------------
+
+# DGX H100/H200 User Guide, "Introduction to NVIDIA DGX H100/H200 Systems": Table 5 "Network
+# Port Mapping" and Table 6 "Network Modules", typed from the guide (not read from the catalog):
+# (port, PCI bus, RDMA device, InfiniBand netdev, Ethernet netdev, GPU, CPU).
+DGX_H100_COMPUTE = (
+    ("OSFP4P2", "18:00.0", "mlx5_0", "ibp24s0", "enp24s0np0", 0, 0),
+    ("OSFP3P2", "40:00.0", "mlx5_3", "ibp64s0", "enp64s0np0", 1, 0),
+    ("OSFP3P1", "4f:00.0", "mlx5_4", "ibp79s0", "enp79s0np0", 2, 0),
+    ("OSFP4P1", "5e:00.0", "mlx5_5", "ibp94s0", "enp94s0np0", 3, 0),
+    ("OSFP1P2", "9a:00.0", "mlx5_6", "ibp154s0", "enp154s0np0", 4, 1),
+    ("OSFP2P2", "c0:00.0", "mlx5_9", "ibp192s0", "enp192s0np0", 5, 1),
+    ("OSFP2P1", "ce:00.0", "mlx5_10", "ibp206s0", "enp206s0np0", 6, 1),
+    ("OSFP1P1", "dc:00.0", "mlx5_11", "ibp220s0", "enp220s0np0", 7, 1),
+)
+# Table 5: the two dual-port ConnectX-7 storage / in-band cards.
+DGX_H100_STORAGE = (
+    ("Slot1 P1", "aa:00.0", "mlx5_7", "ibp170s0f0", "enp170s0f0np0"),
+    ("Slot1 P2", "aa:00.1", "mlx5_8", "ibp170s0f1", "enp170s0f1np1"),
+    ("Slot2 P1", "29:00.0", "mlx5_1", "ibp41s0f0", "enp41s0f0np0"),
+    ("Slot2 P2", "29:00.1", "mlx5_2", "ibp41s0f1", "enp41s0f1np1"),
+)
+DGX_H100_HCA = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1"
+
+
+def test_catalog_holds_the_dgx_h100_user_guide_tables() -> None:
+    for key in ("dgx-h100", "dgx-h200"):  # one chassis, one guide
+        model = nodes.models()[key]
+        assert model.verified and "DGX H100/H200 User Guide" in model.source
+        assert tuple((p.port, p.pci, p.rdma, p.infiniband, p.ethernet, p.gpu, p.numa)
+                     for p in model.compute) == DGX_H100_COMPUTE
+        assert tuple((p.port, p.pci, p.rdma, p.infiniband, p.ethernet)
+                     for p in model.storage) == DGX_H100_STORAGE
+        # In-band management: the bond of port 2 of both cards (DGX BasePOD deployment guide).
+        assert model.bootstrap is not None and model.bootstrap.interface == "bond0"
+        assert model.bootstrap.members == ("enp170s0f1np1", "enp41s0f1np1")
+
+
+def test_catalog_says_where_each_map_comes_from() -> None:
+    for key, model in nodes.models().items():
+        assert model.source, key
+        if model.verified:
+            assert model.compute and model.cite, key
+            rdma = [p.rdma for p in (*model.compute, *model.storage)]
+            assert len(rdma) == len(set(rdma)), key
+            assert [p.gpu for p in model.compute] == list(range(len(model.compute))), key
+        else:
+            assert not model.compute and model.source.startswith("generic"), key
+
+
+@pytest.mark.parametrize("name", ["ib-ndr-1024", "roce-256-sonic"])
+def test_dgx_h100_inventories_use_the_compute_nics(name: str) -> None:
+    """The inventories name a DGX H100: NCCL, nic-setup.sh and preflight.sh get GPU0..7's
+    NICs, never the storage/in-band mlx5_1, 2, 7, 8, and the DGX OS netdev names."""
+    ctx = _ctx(name)
+    assert ctx.intent.cluster.node.model == "dgx-h100"
+    files = _files(name)
+    profile = nic.profile_name(ctx)
+    assert _conf(files[f"nccl/{profile}.conf"])["NCCL_IB_HCA"] == DGX_H100_HCA
+    assert _conf(files[f"nccl/{profile}.conf"])["NCCL_SOCKET_IFNAME"] == "=bond0"
+    column = 3 if profile == "infiniband" else 4
+    for script in ("hosts/nic-setup.sh", "hosts/preflight.sh"):
+        arrays = _arrays(files[script])
+        assert arrays["RAIL_RDMA_DEVICES"] == [row[2] for row in DGX_H100_COMPUTE], script
+        assert arrays["RAIL_NETDEVS"] == [row[column] for row in DGX_H100_COMPUTE], script
+    arrays = _arrays(files["hosts/preflight.sh"])
+    assert arrays["RAIL_GPUS"] == [str(row[5]) for row in DGX_H100_COMPUTE]
+    assert arrays["RAIL_NUMA"] == [str(row[6]) for row in DGX_H100_COMPUTE]
+    for host in ctx.fabric.hosts:
+        assert not {p.rdma_device for p in host.ports} & {"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"}
+    # The runbook says what NCCL's own log must show: these devices, bootstrap over bond0.
+    runbook = preflight.runbook_markdown(ctx)
+    devices = ", ".join(f"`{d}`" for d in DGX_H100_HCA.lstrip("=").split(","))
+    assert f"`NET/IB : Using [0]...` line must list exactly {devices} and end in " \
+           "`OOB bond0:<address>`" in runbook
+
+
+def _arrays(script: str) -> dict[str, list[str]]:
+    """The RAIL_* bash arrays of a rendered script (values are validated, never quoted inside)."""
+    return {m[1]: [v.strip('"') for v in m[2].split()]
+            for m in re.finditer(r"^(RAIL_\w+)=\((.*)\)$", script, re.MULTILINE)}
+
+
+def _model_intent(key: str, transport: str, style: str = "rail-optimized") -> str:
+    """A small fabric of `key` nodes. Models without a published map get this site's device
+    names (distinct from the placeholders, to prove they flow through); generic gets none."""
+    model = nodes.models()[key]
+    fabric = ("{transport: infiniband, generation: ndr}" if transport == "infiniband"
+              else "{transport: roce, speed: 400G}")
+    leaf = "{model: qm9700}" if transport == "infiniband" else "{model: sn5600, breakout: 2x400G}"
+    hosts = ""
+    if not model.has_map and key != "generic":
+        hosts = 'hosts: {rdma_devices: "site_mlx{dev}", netdevs: "site{dev}"}\n'
+    return (f"name: {key}-{transport}\nfabric: {fabric}\ncluster:\n  nodes: 4\n"
+            f"  node: {{model: {key}}}\ntopology: {{style: {style}, leaf: {leaf}}}\n{hosts}")
+
+
+def _expected_map(key: str, transport: str) -> list[tuple[str, str, int, int]]:
+    """(RDMA device, netdev, GPU, NUMA node) per rail, from the catalog entry."""
+    model = nodes.models()[key]
+    if model.has_map:
+        return [(p.rdma, p.netdev(transport), int(p.gpu), int(p.numa))  # type: ignore[arg-type]
+                for p in model.compute]
+    if key == "generic":
+        return [(f"mlx5_{i}", f"rdma{i}", i, i // 4) for i in range(8)]
+    return [(f"site_mlx{i}", f"site{i}", i, i // 4) for i in range(8)]
+
+
+def _map_sysfs(root: Path, ports: list[tuple[str, str, int, int]], speed: int,
+               bootstrap: str | None) -> Path:
+    """An InfiniBand host's /sys built from a device map alone (not from the fabric)."""
+    sys = root / "sys"
+    for i, (rdma, netdev, _gpu, numa) in enumerate(ports):
+        pci = sys / "devices" / "pci0000:00" / f"0000:{0x20 + i:02x}:00.0"
+        (pci / "net" / netdev).mkdir(parents=True)
+        _put(pci / "numa_node", numa)
+        (sys / "class" / "net" / netdev).mkdir(parents=True)
+        (sys / "class" / "net" / netdev / "device").symlink_to(pci)
+        ib = sys / "class" / "infiniband" / rdma
+        ib.mkdir(parents=True)
+        (ib / "device").symlink_to(pci)
+        _put(ib / "ports" / "1" / "state", "4: ACTIVE")
+        _put(ib / "ports" / "1" / "rate", _rate(speed))
+        _put(ib / "ports" / "1" / "link_layer", "InfiniBand")
+    if bootstrap is not None:
+        _put(sys / "class" / "net" / bootstrap / "operstate", "up")
+    (sys / "module" / "nvidia_peermem").mkdir(parents=True)
+    return root
+
+
+def _load_text(text: str, tmp_path: Path, name: str = "intent.yaml") -> Any:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return load(path)
+
+
+@pytest.mark.parametrize("transport", ["infiniband", "roce"])
+@pytest.mark.parametrize("key", sorted(nodes.models()))
+def test_each_catalog_model_reaches_nccl_nic_setup_and_preflight(
+        key: str, transport: str, stub_bin: Path, tmp_path: Path) -> None:
+    loaded = _load_text(_model_intent(key, transport), tmp_path)
+    # The catalog and the intent agree (other warnings, e.g. unmeasured cables, are not ours).
+    assert not [w for w in loaded.warnings if w.loc[:1] == ("hosts",)
+                or w.loc[:2] == ("cluster", "node")]
+    intent = loaded.intent
+    ctx = RenderContext(intent, build(intent), qos.plan(intent) if transport == "roce" else None)
+    files: dict[str, str] = {}
+    for target in (nic.TARGET, nccl.TARGET, preflight.TARGET):
+        files.update(target.render(ctx))
+    want = _expected_map(key, transport)
+    conf = _conf(files[f"nccl/{transport}.conf"])
+    assert conf["NCCL_IB_HCA"] == "=" + ",".join(f"{rdma}:1" for rdma, *_ in want)
+    boot = nodes.models()[key].bootstrap
+    assert conf.get("NCCL_SOCKET_IFNAME") == (f"={boot.interface}" if boot else None)
+    for script in ("hosts/nic-setup.sh", "hosts/preflight.sh"):
+        arrays = _arrays(files[script])
+        assert arrays["RAIL_RDMA_DEVICES"] == [w[0] for w in want], script
+        assert arrays["RAIL_NETDEVS"] == [w[1] for w in want], script
+    arrays = _arrays(files["hosts/preflight.sh"])
+    assert arrays["RAIL_GPUS"] == [str(w[2]) for w in want]
+    assert arrays["RAIL_NUMA"] == [str(w[3]) for w in want]
+    # Each script says where its device names come from, and whether they are verified.
+    for script in ("hosts/nic-setup.sh", "hosts/preflight.sh"):
+        said = " ".join(line.lstrip("# ") for line in files[script].splitlines()
+                        if line.startswith("# "))
+        assert f"Device names: {nic.map_source(ctx)}." in said, script
+        assert ("unverified" in said) != nodes.models()[key].has_map, script
+    if transport != "infiniband":
+        return
+    # preflight.sh on a host built from the catalog's map passes every check, naming each pair.
+    root = _write(files, tmp_path / "render")
+    sysroot = _map_sysfs(tmp_path / "root", want, ctx.fabric.speed_gbps,
+                         boot.interface if boot else None)
+    result = run(root / "hosts" / "preflight.sh", sysroot=sysroot, log=tmp_path / "log",
+                 stub_bin=stub_bin)
+    assert result.returncode == 0, result.stdout
+    for i, (rdma, netdev, gpu, numa) in enumerate(want):
+        assert f"OK   rail{i}: {rdma} drives {netdev}" in result.stdout
+        assert f"OK   rail{i}: {netdev} NUMA node (that of GPU {gpu}): {numa}" in result.stdout
+
+
+def test_dgx_h100_subset_of_rails_keeps_each_nic_with_its_gpu(tmp_path: Path) -> None:
+    text = _model_intent("dgx-h100", "infiniband").replace(
+        "node: {model: dgx-h100}", "node: {model: dgx-h100, nics: 4}"
+    ) + "hosts: {rdma_devices: [mlx5_0, mlx5_3, mlx5_4, mlx5_5]}\n"  # GPU0-3's NICs only
+    intent = _load_text(text, tmp_path).intent
+    ports = build(intent).hosts[0].ports
+    assert [(p.rdma_device, p.netdev, p.gpu, p.numa) for p in ports] == [
+        (row[2], row[3], row[5], row[6]) for row in DGX_H100_COMPUTE[:4]]
+
+
+@pytest.mark.parametrize(("name", "warned"), [
+    ("eth0", True), ("eno1", True), ("bond0", False), ("bond1", False), ("bond0.1417", False),
+    ("ens6f0", False), ("eno3", False), ("enp170s0f1np1", False), ("ibp24s0", False)])
+def test_bootstrap_interface_the_dgx_h100_lacks_is_a_warning(name: str, warned: bool,
+                                                             tmp_path: Path) -> None:
+    text = _model_intent("dgx-h100", "infiniband") + f"hosts: {{bootstrap_interface: {name}}}\n"
+    loaded = _load_text(text, tmp_path)
+    messages = [w.render() for w in loaded.warnings]
+    if warned:
+        assert messages == [
+            f"{tmp_path}/intent.yaml:7:30: warning: hosts.bootstrap_interface: the NVIDIA DGX "
+            f"H100 has no interface {name!r}; its in-band management is bond0 (enp170s0f1np1 + "
+            "enp41s0f1np1); NCCL fails at init when NCCL_SOCKET_IFNAME names an interface the "
+            "host lacks (leave hosts.bootstrap_interface unset to use the model's in-band "
+            "interface)"]
+        with pytest.raises(FabgenError):
+            load(tmp_path / "intent.yaml", strict=True)
+    else:
+        assert messages == []
+    conf = _conf(nccl.TARGET.render(RenderContext(loaded.intent, build(loaded.intent), None))
+                 ["nccl/infiniband.conf"])
+    assert conf["NCCL_SOCKET_IFNAME"] == f"={name}"  # the intent's choice stands
+    # A generic server has no interface list: any name is taken as given.
+    generic = _load_text(_model_intent("generic", "infiniband")
+                         + f"hosts: {{bootstrap_interface: {name}}}\n", tmp_path, "g.yaml")
+    assert not [w for w in generic.warnings if w.loc[:1] == ("hosts",)]
+
+
+def test_no_bootstrap_interface_leaves_nccl_to_pick_one(tmp_path: Path) -> None:
+    intent = _load_text(_model_intent("generic", "infiniband"), tmp_path).intent
+    ctx = RenderContext(intent, build(intent), None)
+    text = nccl.TARGET.render(ctx)["nccl/infiniband.env"]
+    assert "NCCL_SOCKET_IFNAME" not in _conf(nccl.TARGET.render(ctx)["nccl/infiniband.conf"])
+    assert "# NCCL_SOCKET_IFNAME is not set: the generic GPU server publishes no in-band" in text
+    assert "export NCCL_SOCKET_IFNAME" not in text
+    script = preflight.TARGET.render(ctx)["hosts/preflight.sh"]
+    assert 'BOOTSTRAP_IF=""' in script
+
+
+@pytest.mark.parametrize(("state", "line"), [
+    ("up", "OK   bootstrap interface bond0 (NCCL_SOCKET_IFNAME) state: up"),
+    ("down", "FAIL bootstrap interface bond0 (NCCL_SOCKET_IFNAME) state: down (want up)"),
+    (None, "FAIL bootstrap interface bond0 (NCCL_SOCKET_IFNAME) missing: NCCL fails at init "
+           "without it")])
+def test_preflight_checks_the_bootstrap_interface(state: str | None, line: str,
+                                                  rendered: dict[str, Path], stub_bin: Path,
+                                                  tmp_path: Path) -> None:
+    name = "ib-ndr-1024"
+    ctx = _ctx(name)
+    sysroot = fake_sysfs(tmp_path / "root", ctx, ctx.fabric.hosts[0], configured=True,
+                         bootstrap=state)
+    result = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot,
+                 log=tmp_path / "log", stub_bin=stub_bin)
+    assert line in result.stdout.splitlines()
+    fails = [x for x in result.stdout.splitlines() if x.startswith("FAIL")]
+    assert fails == ([] if state == "up" else [line])
+    assert result.returncode == (0 if state == "up" else 1)
+
+
+@pytest.mark.parametrize(("kernel", "driver", "verdict"), [
+    ("6.8.0-45-generic", OPEN_DRIVER,
+     "OK   GPUDirect RDMA: DMA-BUF (Linux 6.8.0-45-generic, NVIDIA open GPU kernel module); "
+     "NCCL 2.13 and later need no nvidia_peermem"),
+    ("5.12.0", OPEN_DRIVER,
+     "OK   GPUDirect RDMA: DMA-BUF (Linux 5.12.0, NVIDIA open GPU kernel module); "
+     "NCCL 2.13 and later need no nvidia_peermem"),
+    ("5.11.22", OPEN_DRIVER,
+     "FAIL GPUDirect RDMA: no nvidia_peermem and no DMA-BUF (Linux 5.11.22 (DMA-BUF needs 5.12 "
+     "or later), NVIDIA open GPU kernel module): NCCL would stage through host memory"),
+    ("6.8.0-45-generic", PROPRIETARY_DRIVER,
+     "FAIL GPUDirect RDMA: no nvidia_peermem and no DMA-BUF (Linux 6.8.0-45-generic, NVIDIA "
+     "proprietary GPU kernel module (DMA-BUF needs the open one)): NCCL would stage through "
+     "host memory"),
+])
+def test_gpudirect_accepts_dma_buf_without_nvidia_peermem(
+        kernel: str, driver: str, verdict: str, rendered: dict[str, Path], stub_bin: Path,
+        tmp_path: Path) -> None:
+    """NCCL >= 2.13 does GPUDirect RDMA through DMA-BUF (Linux 5.12+, open GPU kernel module):
+    preflight.sh passes without nvidia_peermem, and nic-setup.sh loads it only without DMA-BUF."""
+    name = "ib-ndr-1024"
+    ctx = _ctx(name)
+    host = ctx.fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True, peermem=False)
+    fake_proc(sysroot, kernel=kernel, driver=driver)
+    log = tmp_path / "calls.log"
+    check = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
+                stub_bin=stub_bin)
+    assert verdict in check.stdout.splitlines()
+    dmabuf = verdict.startswith("OK")
+    assert check.returncode == (0 if dmabuf else 1), check.stdout
+    setup = run(rendered[name] / "hosts" / "nic-setup.sh", sysroot=sysroot, log=log,
+                stub_bin=stub_bin)
+    assert setup.returncode == 0, setup.stderr
+    assert (["modprobe", "nvidia_peermem"] in calls(log)) != dmabuf
+    if dmabuf:
+        assert "nvidia_peermem is not needed" in setup.stdout
+
+
+def test_nccl_timeout_and_queue_pairs_follow_nccl_and_the_transport(tmp_path: Path) -> None:
+    ib = _load_text(_model_intent("dgx-h100", "infiniband"), tmp_path, "ib.yaml").intent
+    roce = _load_text(_model_intent("dgx-h100", "roce"), tmp_path, "roce.yaml").intent
+    ib_entries = {e.key: e for e in nccl.entries(RenderContext(ib, build(ib), None))}
+    roce_entries = {e.key: e for e in nccl.entries(
+        RenderContext(roce, build(roce), qos.plan(roce)))}
+    # NCCL's own defaults (src/transport/net_ib/connect.cc): IB_TIMEOUT 20, QPS_PER_CONNECTION 1.
+    for entries in (ib_entries, roce_entries):
+        assert entries["NCCL_IB_TIMEOUT"].value == "20"
+        assert "4.3 s per retry (NCCL's own default" in entries["NCCL_IB_TIMEOUT"].why
+    assert ib_entries["NCCL_IB_QPS_PER_CONNECTION"].value == "1"
+    assert "follow the same route" in ib_entries["NCCL_IB_QPS_PER_CONNECTION"].why
+    assert "ECMP" not in ib_entries["NCCL_IB_QPS_PER_CONNECTION"].why
+    assert roce_entries["NCCL_IB_QPS_PER_CONNECTION"].value == "4"
+    assert "ECMP" in roce_entries["NCCL_IB_QPS_PER_CONNECTION"].why
+    # An intent's own values stand, and the comment says NCCL's default is different.
+    tuned = ib.model_copy(update={"nccl": ib.nccl.model_copy(
+        update={"timeout": 22, "qps_per_connection": 2})})
+    entries = {e.key: e for e in nccl.entries(RenderContext(tuned, build(tuned), None))}
+    assert entries["NCCL_IB_TIMEOUT"].value == "22"
+    assert "17.2 s per retry (nccl.timeout; NCCL's default is 20)" in \
+        entries["NCCL_IB_TIMEOUT"].why
+    assert entries["NCCL_IB_QPS_PER_CONNECTION"].value == "2"
+    assert "add NIC parallelism, not paths" in entries["NCCL_IB_QPS_PER_CONNECTION"].why
+
+
+def test_cross_nic_only_where_every_port_shares_a_leaf(tmp_path: Path) -> None:
+    for style, want in (("rail-optimized", None), ("rail-unaware", "1")):
+        intent = _load_text(_model_intent("dgx-h100", "infiniband", style), tmp_path,
+                            f"{style}.yaml").intent
+        fabric = build(intent)
+        if style == "rail-unaware":  # the premise: each node's ports on one leaf
+            leaves = {h.name: {link.z_device for link in fabric.links_of("node-leaf")
+                               if link.a_device == h.name} for h in fabric.hosts}
+            assert all(len(v) == 1 for v in leaves.values())
+        conf = _conf(nccl.TARGET.render(RenderContext(intent, fabric, None))
+                     ["nccl/infiniband.conf"])
+        assert conf.get("NCCL_CROSS_NIC") == want
+
+
+def test_storage_and_management_cables_name_the_dgx_storage_card_ports() -> None:
+    """SuperPOD cabling of a DGX H100: storage on port 1 of both storage cards (InfiniBand),
+    in-band management on port 2 (Ethernet, the bond members); Table 5's names."""
+    ctx = _ctx("ib-ndr-1024")
+    by_role = {extra.role: extra for extra in ctx.fabric.extras}
+    want = {"storage": [(row[2], row[3]) for row in DGX_H100_STORAGE if row[0].endswith("P1")],
+            "management": [(row[2], row[4]) for row in DGX_H100_STORAGE
+                           if row[0].endswith("P2")]}
+    for role, pairs in want.items():
+        for host in by_role[role].hosts:
+            assert [(p.rdma_device, p.netdev) for p in host.ports] == pairs, role
+    boot = nodes.models()["dgx-h100"].bootstrap
+    assert boot is not None and [n for _, n in want["management"]] == list(boot.members)

@@ -25,6 +25,7 @@ def _largest(nodes: int) -> dict[str, object]:
         "name": "largest", "fabric": {"transport": "roce", "speed": "400G"},
         "cluster": {"nodes": nodes, "node": {"gpus": 8, "nics": 8}},
         "topology": {"scalable_unit": 64, "leaf": {"model": "sn5600", "breakout": "2x400G"}},
+        "qos": {"cable_length_m": 5, "fabric_cable_length_m": 100},
         "addressing": {"p2p": "10.0.0.0/11", "hosts": "10.64.0.0/11",
                        "loopbacks": "10.255.0.0/16", "asn": {"leaf_start": 4200000000}},
     }

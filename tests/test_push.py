@@ -36,7 +36,7 @@ name: tiny
 fabric: {transport: roce, speed: 400G}
 cluster:
   nodes: 2
-  node: {model: dgx-h100, gpus: 4, nics: 4, nic: connectx-7, nic_ports: 1}
+  node: {model: generic, gpus: 4, nics: 4, nic: connectx-7, nic_ports: 1}
 topology:
   style: rail-optimized
   leaf: {model: sn5600, breakout: 2x400G}

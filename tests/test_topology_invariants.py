@@ -56,9 +56,11 @@ def _ib(nodes: int, **topology: object) -> Intent:
     topo: dict[str, object] = {"style": "rail-optimized", "scalable_unit": 32,
                                "leaf": {"model": "qm9700"}, "spine": {"model": "qm9700"}}
     topo.update(topology)
+    # Whole units of nodes: no node slot given to dedicated subnet-manager hosts.
     return Intent.model_validate({
         "name": "neg", "fabric": {"transport": "infiniband", "generation": "ndr"},
-        "cluster": {"nodes": nodes, "node": {"nics": 8}}, "topology": topo})
+        "cluster": {"nodes": nodes, "node": {"nics": 8}}, "topology": topo,
+        "infiniband": {"management": {"hosts": []}}})
 
 
 def _roce_256() -> Intent:

@@ -27,15 +27,17 @@ from fabgen.topology.checks import check_fabric
 from fabgen.topology.model import Fabric
 
 
-def _superpod(nodes: int) -> Intent:
+def _superpod(nodes: int, *, ufm: bool = True) -> Intent:
     """DGX H100 SuperPOD compute fabric: 8 single-port ConnectX-7 rails per node, NDR QM9700
-    leaves and spines, 32-node scalable units, rail-optimized, full fat-tree ([RA] Table 1)."""
+    leaves and spines, 32-node scalable units, rail-optimized, full fat-tree ([RA] Table 1);
+    with `ufm`, fabgen's default subnet-manager hosts (2 UFM appliances x 2 ports)."""
     return Intent.model_validate({
         "name": "superpod", "fabric": {"transport": "infiniband", "generation": "ndr"},
         "cluster": {"nodes": nodes,
                     "node": {"model": "dgx-h100", "gpus": 8, "nics": 8, "nic": "connectx-7"}},
         "topology": {"style": "rail-optimized", "scalable_unit": 32, "oversubscription": "1:1",
-                     "leaf": {"model": "qm9700"}, "spine": {"model": "qm9700"}}})
+                     "leaf": {"model": "qm9700"}, "spine": {"model": "qm9700"}},
+        **({} if ufm else {"infiniband": {"management": {"hosts": []}}})})
 
 
 def _custom(k: int, nodes: int, tiers: object = "auto") -> Intent:
@@ -64,8 +66,8 @@ def _cables(fabric: Fabric) -> Counter[str]:
 # |  4 | 127   |  32  |  16   |  1020                  |  1024               |
 # Footnote: "This is a 32 node per SU design, however a DGX system must be removed to
 # accommodate for UFM connectivity." One node slot in the whole fabric goes to UFM, and the
-# "Compute + UFM" column includes 4 UFM cables (Table 8: 4 x "UFM to leaf ports"), which fabgen
-# does not model: node-leaf cables = the table's figure - 4 = 8 per node.
+# "Compute + UFM" column includes 4 UFM cables (Table 8: 4 x "UFM to leaf ports"): fabgen's
+# default subnet-manager hosts, 2 x 2 ports on the last slot of the last unit (sm-leaf).
 TABLE_4 = [(1, 31, 8, 4, 252, 256), (2, 63, 16, 8, 508, 512), (3, 95, 24, 16, 764, 768),
            (4, 127, 32, 16, 1020, 1024)]
 
@@ -80,6 +82,11 @@ def test_superpod_table4(su: int, nodes: int, leaves: int, spines: int, compute_
     assert _switches(fabric) == {"leaf": leaves, "spine": spines}
     assert _cables(fabric) == {"node-leaf": compute_ufm - 4, "leaf-spine": spine_leaf}
     assert _cables(fabric)["node-leaf"] == 8 * nodes
+    assert len(fabric.sm_links) == 4
+    # The UFM cables take the one node slot left: port 32 of four rail leaves of the last unit.
+    last = fabric.units
+    assert {(x.z_device, x.z_port) for x in fabric.sm_links} == {
+        (f"leaf-su{last}-r{r}", 32) for r in range(4)}
     # "balanced, full-fat tree" ([RA] Design Requirements): 1:1 at every leaf, symmetric.
     assert all(s.down_ports == s.up_ports == 32 for s in fabric.switches if s.role == "leaf")
     assert check_fabric(fabric) == []
@@ -112,7 +119,7 @@ TABLE_3 = [(4, 128, 32, 16, 0, 1024), (8, 256, 64, 32, 0, 2048), (16, 512, 128, 
                          ids=[f"{row[0]}SU" for row in TABLE_3])
 def test_superpod_table3(su: int, nodes: int, leaves: int, spines: int, cores: int,
                          per_tier: int) -> None:
-    fabric = build(_superpod(nodes))
+    fabric = build(_superpod(nodes, ufm=False))  # full units: Table 3 counts no UFM slot
     expected = {"leaf": leaves, "spine": spines} | ({"core": cores} if cores else {})
     assert _switches(fabric) == expected
     cables = {"node-leaf": per_tier, "leaf-spine": per_tier}
@@ -146,8 +153,10 @@ def test_superpod_transceivers_4su() -> None:
                   if x.kind == "node-leaf"}
     assert len(switch_cages) == 1536
     assert len(node_cages) == 508 == 127 * 4
-    # Table 8: 2040 "NDR Cables, 400 Gbps - DGX H100 systems to leaf, leaf to spine".
+    # Table 8: 2040 "NDR Cables, 400 Gbps - DGX H100 systems to leaf, leaf to spine", and
+    # 4 x "UFM to leaf ports".
     assert len(fabric.links) == 2040
+    assert len(fabric.sm_links) == 4
     # Table 7: "48 fabric switches, NVIDIA Quantum QM9700".
     assert len(fabric.switches) == 48
 

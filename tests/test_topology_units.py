@@ -78,6 +78,7 @@ def test_min_spines_that_cannot_be_met_is_a_warning() -> None:
     })
     diags = Diagnostics()
     check(intent, diags)
-    assert [d.message for d in diags.warnings] == [
+    # (qos.check also warns that the intent gives no cable lengths)
+    assert [d.message for d in diags.warnings if d.loc[:1] != ("qos",)] == [
         "min_spines 8 cannot be met: each leaf has 4 uplinks, so at most 4 spines per plane "
         "get equal links"]

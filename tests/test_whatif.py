@@ -37,6 +37,8 @@ def make(nodes: int = 8, *, transport: str = "roce", planes: int = 1, nic_ports:
         "cluster": {"nodes": nodes, "node": {"gpus": gpus, "nics": nics,
                                              "nic_ports": nic_ports}},
         "topology": topology,
+        # Sized to exact unit counts: no node slot for dedicated subnet-manager hosts.
+        **({"infiniband": {"management": {"hosts": []}}} if transport != "roce" else {}),
     }))
 
 

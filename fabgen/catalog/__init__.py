@@ -96,6 +96,19 @@ def nics() -> dict[str, NicModel]:
     }
 
 
-# Host-side cages: DGX H100/H200 carry their eight ConnectX-7 ports in four twin-port OSFP cages
-# (DGX SuperPOD H100 RA: 508 DGX-side transceivers for 127 nodes). Others: one port per cage.
-NODE_PORTS_PER_CAGE = {"dgx-h100": 2, "dgx-h200": 2}
+def _node_ports_per_cage() -> dict[str, int]:
+    # Read as data (catalog.nodes reads the same file for the port maps; importing it here
+    # would close a circle through the intent models it is typed against).
+    raw = _load("nodes.yaml")
+    out = {}
+    for key, d in raw.items():
+        cages = d.get("port_cages", raw.get(d.get("same_as", ""), {}).get("port_cages"))
+        if cages:
+            out[key] = int(cages)
+    return out
+
+
+# Host-side cages, from the node catalog (nodes.yaml `port_cages`): DGX H100/H200 and B200 carry
+# their eight ConnectX-7 ports in four twin-port OSFP cages (DGX SuperPOD H100 RA: 508 DGX-side
+# transceivers for 127 nodes). Others: one port per cage.
+NODE_PORTS_PER_CAGE = _node_ports_per_cage()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import types
 import typing
@@ -15,7 +14,9 @@ from pydantic import BaseModel, ValidationError
 from fabgen.errors import Diagnostic, Diagnostics, FabgenError, Loc
 from fabgen.intent import yaml_tree
 from fabgen.intent.models import Intent
+from fabgen.intent.semantic import check
 from fabgen.intent.yaml_tree import Map, Seq
+from fabgen.suggest import closest
 
 
 @dataclass(frozen=True)
@@ -161,11 +162,6 @@ def model_at(loc: Loc) -> type[BaseModel] | None:
     return model
 
 
-def suggest(word: str, choices: list[str]) -> str | None:
-    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return match[0] if match else None
-
-
 def _message(err: Any) -> tuple[str, str | None]:
     kind = err["type"]
     msg: str = err["msg"]
@@ -179,7 +175,7 @@ def _message(err: Any) -> tuple[str, str | None]:
         options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",")]
         hint = None
         if isinstance(value, str):
-            guess = suggest(value, [o for o in options if o])
+            guess = closest(value, [o for o in options if o])
             hint = f"did you mean {guess!r}?" if guess else None
         return f"expected {expected}, got {_shown(value)}", hint
     text = msg[0].lower() + msg[1:]
@@ -205,7 +201,7 @@ def _from_validation(source: IntentSource, exc: ValidationError) -> list[Diagnos
             owner = model_at(loc[:-1])
             hint = None
             if owner is not None and isinstance(key, str):
-                guess = suggest(key, list(owner.model_fields))
+                guess = closest(key, list(owner.model_fields))
                 hint = f"did you mean {guess!r}?" if guess else (
                     "known keys: " + ", ".join(owner.model_fields))
             diag = source.place(Diagnostic(f"unknown key {key!r}", loc[:-1], hint=hint),
@@ -241,8 +237,6 @@ def load(path: str | Path, *, strict: bool = False) -> LoadedIntent:
 
     Warnings (dangerous but legal choices) are returned, or raised as errors when `strict`.
     """
-    from fabgen.intent.semantic import check
-
     source = read_source(Path(path))
     try:
         try:

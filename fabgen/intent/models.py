@@ -106,8 +106,11 @@ class FabricSpec(StrictModel):
 # --- cluster --------------------------------------------------------------------------------
 
 class NodeSpec(StrictModel):
-    model: SafeName = "dgx-h100"
-    """Server model, for the report and bill of materials."""
+    model: SafeName = "generic"
+    """Server model from the node catalog: `dgx-h100`, `dgx-h200`, `dgx-b200`, `hgx-h100`,
+    `hgx-h200`, `hgx-b200` or `generic`. A model with a published port table gives each compute
+    port's RDMA device, netdev, GPU and NUMA node, and the in-band interface NCCL bootstraps
+    over."""
     gpus: int = Field(8, ge=1, le=72)
     """GPUs per node."""
     nics: int = Field(8, ge=1, le=32)
@@ -280,10 +283,18 @@ class QosSpec(StrictModel):
     """NIC netdev MTU; must fit inside the switch MTU. Not set: 9000, or the switch MTU when
     that is lower."""
     cable_length_m: int = Field(5, ge=1, le=2000)
-    """Longest host-to-leaf cable, metres: PFC headroom on NICs and leaf host ports."""
+    """Longest host-to-leaf cable, metres: PFC headroom on NICs (`mlnx_qos --cable_len`) and
+    leaf host ports. Not set: 5, with a warning (measure it)."""
     fabric_cable_length_m: int = Field(100, ge=1, le=2000)
-    """Longest switch-to-switch cable, metres: PFC headroom on uplinks (row-to-row fibre runs
-    are tens of metres; Cumulus' RoCE default is 100)."""
+    """Longest leaf-to-spine cable, metres: PFC headroom on those ports (row-to-row fibre runs
+    are tens of metres; Cumulus' RoCE default is 100). Not set: 100, with a warning."""
+    core_cable_length_m: int | None = Field(None, ge=1, le=2000)
+    """Longest spine-to-core cable, metres (3 tiers). Not set: `fabric_cable_length_m`."""
+    buffer_model: Literal["auto", "traditional", "dynamic"] = "auto"
+    """SONiC buffer model. `auto`: the platform vendor's default (dynamic on NVIDIA Spectrum,
+    as NVIDIA builds SONiC; traditional elsewhere). `traditional`: fabgen writes every lossless
+    profile from the vendor's lookup table; `dynamic`: SONiC's buffermgrd computes headroom
+    from the cable lengths."""
 
 
 # --- InfiniBand -----------------------------------------------------------------------------
@@ -335,23 +346,123 @@ class IbTrafficClass(StrictModel):
     """The SL of traffic no other class matches."""
 
 
+def _guid(value: object) -> int:
+    if isinstance(value, str):
+        try:
+            value = int(value, 16)  # int() takes an optional 0x prefix with base 16
+        except ValueError:
+            raise ValueError(f"GUID {value!r} is not a hex number like 0x0002c90300a1b2c4") \
+                from None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**64:
+        return value
+    raise ValueError(f"GUID {value!r} is not a 64-bit hex number like 0x0002c90300a1b2c4")
+
+
+Guid = Annotated[int, BeforeValidator(_guid),
+                 PlainSerializer(lambda v: f"0x{v:016x}", return_type=str),
+                 WithJsonSchema({"type": "string", "pattern": "^(0[xX])?[0-9a-fA-F]{1,16}$",
+                                 "examples": ["0x0002c90300a1b2c4"]})]
+
+
+class IbManagementHost(StrictModel):
+    """One dedicated management server on the compute fabric."""
+
+    name: SafeName
+    port_guids: list[Guid] = []
+    """Port GUID of each of its fabric ports, in port order (`ibstat -p` on the host): binds
+    its subnet manager (opensm.conf `guid`) when no `infiniband.guids_file` names it."""
+
+
+class IbManagementSpec(StrictModel):
+    """Where the subnet manager, UFM and SHARP's aggregation manager run: dedicated hosts on
+    reserved leaf ports of the compute fabric. NVIDIA's DGX SuperPOD gives up one node slot for
+    them (SuperPOD H100 RA Table 4: 4 "UFM" cables, 127 instead of 128 DGX in 4 SUs)."""
+
+    kind: Literal["ufm", "opensm"] = "ufm"
+    """`ufm`: UFM Enterprise appliances (UFM runs OpenSM and sharp_am), NVIDIA's layout;
+    `opensm`: servers running OpenSM (and sharp_am with SHARP) themselves."""
+    hosts: list[IbManagementHost] = Field(
+        [IbManagementHost(name="ufm01"), IbManagementHost(name="ufm02")], max_length=8)
+    """The first runs the master subnet manager (and sharp_am), the others standby ones.
+    Empty: no dedicated host (the SM runs on `infiniband.sm_host`, or where you start it)."""
+    ports: int = Field(2, ge=1, le=8)
+    """Fabric ports of each host, one per ConnectX port (2 x 2 = the RA's 4 UFM cables)."""
+    rdma_devices: str | list[str] = "mlx5_{dev}"
+    """RDMA device of each fabric port: a template with `{dev}` (0-based) or a list."""
+    netdevs: str | list[str] = "ib{dev}"
+    """IPoIB netdev of each fabric port (UFM's `fabric_interface`): a template or a list."""
+
+    @field_validator("rdma_devices", "netdevs")
+    @classmethod
+    def _devices(cls, v: str | list[str], info: Any) -> str | list[str]:
+        pattern = names.RDMA_NAME if info.field_name == "rdma_devices" else names.NETDEV_NAME
+        what = "RDMA device" if info.field_name == "rdma_devices" else "netdev"
+        if isinstance(v, str):
+            return names.check_template(v, ("dev",), pattern, [{"dev": 0}, {"dev": 7}], what)
+        for item in v:
+            if not pattern.match(item):
+                raise ValueError(f"{what} {item!r} is not safe in a shell script; "
+                                 f"{names.UNSAFE_HINT}")
+        return v
+
+
+# OpenSM builds and what they know. NVIDIA's (MLNX_OFED/DOCA-Host opensm, the one inside UFM)
+# adds adaptive routing engines (ar_updn, ar_ftree...) and SHARP (sharp_enabled); upstream
+# linux-rdma/opensm (Debian's 3.3.23) has neither and silently routes with another engine when
+# asked for one it does not know.
+OpenSMBuild = Literal["nvidia", "upstream"]
+AR_GENERATIONS = ("ndr", "xdr")
+
+
 class InfinibandSpec(StrictModel):
-    routing_engine: Literal["ftree", "ar_ftree", "updn"] = "ftree"
-    adaptive_routing: bool = False
+    opensm: OpenSMBuild = "nvidia"
+    """Which OpenSM runs the subnet: `nvidia` (MLNX_OFED/DOCA-Host OpenSM or UFM: adaptive
+    routing, SHARP) or `upstream` (linux-rdma OpenSM, e.g. Debian's: neither)."""
+    routing_engine: Literal["ftree", "updn", "ar_ftree", "ar_updn"] = "ftree"
+    """Base engine: `ftree` (fat-tree) or `updn`. With adaptive routing NVIDIA's OpenSM runs
+    `ar_updn` (its documented default) unless `ar_ftree` is named here."""
+    adaptive_routing: bool | None = None
+    """Not set: on for NDR and XDR with NVIDIA's OpenSM (NVIDIA's default), off otherwise."""
     sharp: bool = False
-    """Enable SHARP in-network reductions (NCCL CollNet)."""
+    """Enable SHARP in-network reductions (NCCL CollNet); needs NVIDIA's OpenSM."""
+    sharp_sl: int = Field(1, ge=0, le=14)
+    """SL of SHARP's aggregation QPs (sharp_am `ib_qpc_sl`, `ib_sat_qpc_sl`), mapped to a VL of
+    its own so reductions never wait behind bulk transfers."""
     service_level: int = Field(0, ge=0, le=15)
     """SL of the compute traffic (NCCL_IB_SL)."""
     sm_priority: int = Field(15, ge=0, le=15)
+    """Priority of the master subnet manager; each standby gets one less."""
+    management: IbManagementSpec = IbManagementSpec()
+    """Dedicated hosts of the subnet manager, UFM and sharp_am, on leaf ports reserved in the
+    plan. Default: NVIDIA's SuperPOD layout, 2 UFM appliances x 2 ports on one node slot."""
     sm_host: SafeName | None = None
-    """The host running OpenSM; each plane's opensm.conf binds to its port there."""
+    """A compute host running OpenSM instead of dedicated management hosts (needs
+    `management.hosts: []`); its opensm.conf binds to its port there."""
     guids_file: str | list[str] | None = None
-    """`ibnetdiscover` output(s) of the real fabric (relative to the intent file): the files
-    then name the real GUIDs instead of fabgen's deterministic plan."""
+    """`ibnetdiscover` output(s) of the real fabric (relative to the intent file): the GUID
+    files (root, compute nodes, node names, partition members, SM ports) are rendered from it.
+    Without it OpenSM gets no GUID files: ftree finds roots and compute nodes itself."""
     partitions: list[IbPartition] = []
     default_membership: Literal["full", "limited"] | None = None
     """Default partition membership (full without tenant partitions, limited with them)."""
     traffic_classes: list[IbTrafficClass] = []
+
+    def adaptive_routing_on(self, generation: str | None) -> bool:
+        """Whether the subnet manager runs adaptive routing (see `adaptive_routing_on`)."""
+        return adaptive_routing_on(self.adaptive_routing, self.routing_engine, self.opensm,
+                                   generation)
+
+
+def adaptive_routing_on(asked: bool | None, routing_engine: str, opensm: str,
+                        generation: str | None) -> bool:
+    """The intent's choice, else on with an `ar_` engine, else NVIDIA's default: on for NDR and
+    XDR with NVIDIA's OpenSM (InfiniBand Cluster Bring-up Procedure, "Adaptive Routing": "AR is
+    enabled by default in the opensm.conf file"), off with upstream OpenSM, which has no AR."""
+    if asked is not None:
+        return asked
+    if routing_engine.startswith("ar_"):
+        return True
+    return opensm == "nvidia" and generation in AR_GENERATIONS
 
 
 # --- NCCL -----------------------------------------------------------------------------------
@@ -361,14 +472,63 @@ class NcclSpec(StrictModel):
     """`auto`: RoCE or InfiniBand variables from the fabric; `efa`: AWS EFA (aws-ofi-nccl)."""
     gid_index: int = Field(3, ge=0, le=255)
     """RoCE v2 IPv4 GID index (NCCL_IB_GID_INDEX); `show_gids` on a host tells."""
-    qps_per_connection: int = Field(4, ge=1, le=128)
-    """NCCL_IB_QPS_PER_CONNECTION: more QPs give ECMP more flows to spread."""
-    timeout: int = Field(22, ge=1, le=31)
-    """NCCL_IB_TIMEOUT (4.096 us * 2^timeout); larger for large fabrics."""
+    qps_per_connection: int | None = Field(None, ge=1, le=128)
+    """NCCL_IB_QPS_PER_CONNECTION. Not set: 4 on RoCE (each QP is a UDP flow ECMP can hash
+    apart), NCCL's 1 on InfiniBand (with LMC 0 every QP to a port follows the same route)."""
+    timeout: int = Field(20, ge=1, le=31)
+    """NCCL_IB_TIMEOUT: ACK timeout 4.096 us * 2^timeout per retry; NCCL's default is 20."""
     retry_cnt: int = Field(7, ge=0, le=7)
     """NCCL_IB_RETRY_CNT."""
     gdr_level: Literal["LOC", "PIX", "PXB", "PHB", "SYS"] = "PXB"
     """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
+
+
+# --- day two: verification and alert thresholds ---------------------------------------------
+
+class MonitoringSpec(StrictModel):
+    """Thresholds of the day-two pack: `fabgen verify`, the ANTA catalog and the Prometheus
+    alerting rules. These are operational choices, not hardware facts: tune them against a
+    healthy baseline of your own fabric."""
+
+    pfc_storm_pps: int | None = Field(None, ge=1)
+    """PFC pause frames per second received on the lossless priority that count as a storm
+    when they last `pfc_storm_for_s`. Not set: the rate that keeps the link paused without a
+    gap (link speed / (65535 quanta x 512 bit times), IEEE 802.1Qbb), 11,921/s at 400G."""
+    pfc_storm_for_s: int = Field(60, ge=10, le=3600)
+    """How long the storm rate must last before `PfcStorm` fires (the PFC watchdog acts within
+    its detection time; this alert is for a storm the watchdog did not end)."""
+    pause_rate_pps: int | None = Field(None, ge=1)
+    """Sustained pause frames per second on a port and the lossless priority that `PfcPauseRate`
+    warns about. Not set: a tenth of the storm rate (the link paused about 10% of the time)."""
+    pause_rate_for_s: int = Field(300, ge=10, le=86400)
+    """How long the pause rate must stay above `pause_rate_pps`."""
+    bgp_down_for_s: int = Field(30, ge=0, le=3600)
+    """How long a planned BGP session may be down before `BgpSessionDown` fires (the underlay
+    hold time is 9 s)."""
+    link_flaps: int = Field(3, ge=1, le=1000)
+    """Carrier transitions of one port in `link_flap_window_s` that make `LinkFlapping` fire."""
+    link_flap_window_s: int = Field(600, ge=60, le=86400)
+    verify_pfc_frames_max: int = Field(0, ge=0)
+    """`fabgen verify` and the ANTA catalog: PFC frames (sent + received) a port may show since
+    the counters were last cleared. 0 for an idle fabric; raise it to check a fabric under load."""
+    verify_ecn_marks_max: int = Field(0, ge=0)
+    """ECN-marked packets a queue may show since the counters were cleared (ANTA)."""
+    ib_symbol_errors: int = Field(10, ge=0)
+    """InfiniBand: symbol errors of one port per hour that make `IbSymbolErrors` fire."""
+    ib_xmit_wait_per_s: int = Field(1_000_000, ge=1)
+    """InfiniBand: PortXmitWait ticks per second (sustained 5 min) that flag a congested port.
+    The tick length is device-specific (IBTA leaves it to the implementation)."""
+    host_lldp: bool = False
+    """Check the hosts' LLDP neighbours on leaf host ports (needs lldpd on every host sending its
+    netdev name as the port ID: `lldpcli configure lldp portidsubtype ifname`)."""
+    otlp_destination: SafeName | None = None
+    """Cumulus NVUE: host name or IPv4 address of the OpenTelemetry collector the switches
+    export to (`nv set system telemetry export otlp grpc destination`)."""
+    otlp_port: int = Field(4317, ge=1, le=65535)
+    """OTLP/gRPC port of that collector (4317 is OTLP's registered gRPC port)."""
+    gnmi_port: int = Field(8080, ge=1, le=65535)
+    """gNMI port gnmic dials on SONiC and EOS switches (SONiC's telemetry container listens on
+    8080; set it to EOS's `management api gnmi` port when it differs)."""
 
 
 # --- platforms, addressing, hosts -----------------------------------------------------------
@@ -405,13 +565,17 @@ class AddressingSpec(StrictModel):
 class HostsSpec(StrictModel):
     name: str = "gpu{index:04d}"
     """Host name template; placeholders: `index` (1-based), `su` (1-based)."""
-    rdma_devices: str | list[str] = "mlx5_{dev}"
+    rdma_devices: str | list[str] | None = None
     """RDMA device per compute port: a template (`dev` = nic*nic_ports+port, `nic`, `port`,
-    `rail`) or an explicit list in that order."""
-    netdevs: str | list[str] = "rdma{dev}"
-    """Linux netdev per compute port: a template like `rdma_devices`, or a list."""
-    bootstrap_interface: str = "eth0"
-    """Interface NCCL uses for its bootstrap (NCCL_SOCKET_IFNAME)."""
+    `rail`) or an explicit list in that order. Not set: the node model's compute NICs in GPU
+    order (placeholders `mlx5_{dev}` for a model without a published map). With a published
+    map, only its compute NICs are accepted (a subset of them cables fewer rails)."""
+    netdevs: str | list[str] | None = None
+    """Linux netdev per compute port: a template like `rdma_devices`, or a list. Not set: the
+    node model's names for the fabric's link type (placeholders `rdma{dev}` without a map)."""
+    bootstrap_interface: str | None = None
+    """Interface NCCL bootstraps over (NCCL_SOCKET_IFNAME). Not set: the node model's in-band
+    interface (bond0 on DGX), or none, which leaves NCCL to pick one."""
 
     @field_validator("name")
     @classmethod
@@ -422,7 +586,9 @@ class HostsSpec(StrictModel):
 
     @field_validator("rdma_devices", "netdevs")
     @classmethod
-    def _devices(cls, v: str | list[str], info: Any) -> str | list[str]:
+    def _devices(cls, v: str | list[str] | None, info: Any) -> str | list[str] | None:
+        if v is None:
+            return v
         pattern = names.RDMA_NAME if info.field_name == "rdma_devices" else names.NETDEV_NAME
         what = "RDMA device" if info.field_name == "rdma_devices" else "netdev"
         if isinstance(v, str):
@@ -437,8 +603,8 @@ class HostsSpec(StrictModel):
 
     @field_validator("bootstrap_interface")
     @classmethod
-    def _bootstrap(cls, v: str) -> str:
-        if not names.NETDEV_NAME.match(v):
+    def _bootstrap(cls, v: str | None) -> str | None:
+        if v is not None and not names.NETDEV_NAME.match(v):
             raise ValueError(f"netdev {v!r} is not a valid interface name; {names.UNSAFE_HINT}")
         return v
 
@@ -464,3 +630,5 @@ class Intent(StrictModel):
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
     nccl: NcclSpec = NcclSpec()
+    monitoring: MonitoringSpec = MonitoringSpec()
+    """Day-two checks and alerts: thresholds for `fabgen verify`, ANTA and Prometheus."""

@@ -95,6 +95,18 @@ def check_template(template: str, allowed: tuple[str, ...], pattern: re.Pattern[
     return template
 
 
+def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
+    """A per-port name template (`mlx5_{rail}`, `rdma{dev}`) for compute port `dev` of a node.
+
+    Both the checks (two ports must not get one name) and the build expand it, so it lives here,
+    below both. `dev` counts ports NIC by NIC; port p of a NIC is on plane p % planes, and the
+    ports of one NIC that share a plane take consecutive rails (as topology.build cables them).
+    """
+    nic, port = divmod(dev, nic_ports)
+    rail = nic * (nic_ports // planes) + port // planes
+    return template.format(dev=dev, nic=nic, port=port, rail=rail)
+
+
 GLOB = re.compile(r"^[A-Za-z0-9._*?\[\]!-]{1,63}$")
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from fabgen import catalog
+import math
+
+from fabgen import catalog, qos
+from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
-from fabgen.intent.loader import suggest
 from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent, SwitchSpec
+from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
+from fabgen.suggest import closest
 from fabgen.topology import sizing
+from fabgen.topology.build import _extra_intent
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 
@@ -22,8 +27,6 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _breakout_lanes(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
-    from fabgen import qos  # qos imports sizing, which imports the models: no cycle here
-
     qos.check(intent, diags)  # independent of the checks above: report all at once
     _size(intent, diags)
     if not diags.errors:
@@ -68,7 +71,7 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
     node = intent.cluster.node
     nic = nics.get(node.nic)
     if nic is None:
-        guess = suggest(node.nic, list(nics))
+        guess = closest(node.nic, list(nics))
         diags.error(f"unknown NIC model {node.nic!r}", ("cluster", "node", "nic"),
                     f"did you mean {guess!r}?" if guess else "known: " + ", ".join(nics))
     else:
@@ -89,7 +92,7 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
         model = known.get(spec.model)
         loc = ("topology", role, "model")
         if model is None:
-            guess = suggest(spec.model, list(known))
+            guess = closest(spec.model, list(known))
             diags.error(f"unknown switch model {spec.model!r}", loc,
                         f"did you mean {guess!r}?" if guess else "known: " + ", ".join(known))
         elif model.transport != transport:
@@ -165,10 +168,18 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
 
 def _hosts(intent: Intent, diags: Diagnostics) -> None:
     node = intent.cluster.node
+    known = nodes.models()
+    if node.model not in known:
+        guess = closest(node.model, list(known))
+        diags.error(f"unknown node model {node.model!r}", ("cluster", "node", "model"),
+                    f"did you mean {guess!r}?" if guess
+                    else "known: " + ", ".join(known) + " (generic for any other server)")
     count = node.nics * node.nic_ports
     for field in ("rdma_devices", "netdevs"):
         value = getattr(intent.hosts, field)
         loc = ("hosts", field)
+        if value is None:
+            continue
         if isinstance(value, list):
             if len(value) != count:
                 diags.error(f"lists {len(value)} names, but a node has {count} compute ports "
@@ -182,6 +193,11 @@ def _hosts(intent: Intent, diags: Diagnostics) -> None:
         if dupes:
             diags.error(f"gives the same name {dupes[0]!r} to two ports", loc,
                         "use {dev} in the template")
+    for problem in nodes.problems(intent):
+        if problem.severity == "error":
+            diags.error(problem.message, problem.loc, problem.hint)
+        else:
+            diags.warn(problem.message, problem.loc, problem.hint)
     host = intent.hosts.name
     if "{index" not in host:
         diags.error("host name template must contain {index} so names are unique",
@@ -235,7 +251,7 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
         diags.error(f"service level {ib.service_level} is not the SL of any traffic class",
                     ("infiniband", "service_level"))
     if ib.sm_host is not None and ib.sm_host not in hosts:
-        guess = suggest(ib.sm_host, hosts)
+        guess = closest(ib.sm_host, hosts)
         diags.error(f"no host named {ib.sm_host!r}", ("infiniband", "sm_host"),
                     f"did you mean {guess!r}?" if guess else None)
     files = ib.guids_file if isinstance(ib.guids_file, list) else (
@@ -252,12 +268,75 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
     if ib.sharp and ib.routing_engine == "updn":
         diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
                    "them poorly", ("infiniband", "routing_engine"))
+    _opensm_build(intent, diags)
+    _management(intent, hosts, diags)
 
 
-def expand_device(template: str, dev: int, nic_ports: int, planes: int) -> str:
-    nic, port = divmod(dev, nic_ports)
-    rail = nic * (nic_ports // planes) + port // planes
-    return template.format(dev=dev, nic=nic, port=port, rail=rail)
+def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
+    """What the chosen OpenSM build can do: upstream has no adaptive routing and no SHARP, and
+    would silently route with another engine when given one it does not know."""
+    ib = intent.infiniband
+    base = ("infiniband",)
+    ar_engine = ib.routing_engine.startswith("ar_")
+    if ib.opensm == "upstream":
+        if ib.adaptive_routing:
+            diags.error("upstream OpenSM has no adaptive routing (the ar_ engines are NVIDIA "
+                        "OpenSM's)", (*base, "adaptive_routing"),
+                        "set infiniband.opensm: nvidia, or adaptive_routing: false")
+        if ar_engine:
+            diags.error(f"upstream OpenSM does not know {ib.routing_engine}: it would route "
+                        "with its default engine instead", (*base, "routing_engine"),
+                        "use ftree or updn, or infiniband.opensm: nvidia")
+        if ib.sharp:
+            diags.error("SHARP needs NVIDIA's OpenSM (sharp_enabled) and sharp_am",
+                        (*base, "sharp"), "set infiniband.opensm: nvidia")
+    if ar_engine and ib.adaptive_routing is False:
+        diags.error(f"{ib.routing_engine} is an adaptive routing engine but adaptive_routing "
+                    "is false", (*base, "routing_engine"), "use ftree or updn")
+    if ib.routing_engine == "ar_ftree" and intent.fabric.generation == "xdr":
+        diags.error("NVIDIA supports ar_updn, not ar_ftree, on XDR (UFM Enterprise User "
+                    "Manual, Appendix - Adaptive Routing)", (*base, "routing_engine"),
+                    "use ftree: with adaptive routing that runs ar_updn")
+    if ib.sharp and ib.sharp_sl == ib.service_level:
+        diags.error(f"SHARP's SL {ib.sharp_sl} is the compute SL: give SHARP an SL (and so a "
+                    "VL) of its own", (*base, "sharp_sl"))
+
+
+def _management(intent: Intent, hosts: list[str], diags: Diagnostics) -> None:
+    """The dedicated subnet-manager hosts: unique names, one GUID and device per port, ports
+    that split evenly over the planes, priorities that rank master above every standby."""
+    ib = intent.infiniband
+    mgmt = ib.management
+    base = ("infiniband", "management")
+    if not mgmt.hosts:
+        return
+    if ib.sm_host is not None:
+        diags.error("sm_host runs the SM on a compute node; the management hosts already run "
+                    "it", ("infiniband", "sm_host"), "remove sm_host, or set management.hosts: []")
+    planes = intent.topology.planes
+    if mgmt.ports % planes:
+        diags.error(f"{mgmt.ports} port(s) per host do not split evenly over {planes} planes",
+                    (*base, "ports"), f"use a multiple of {planes}: each plane needs its SM")
+    seen: set[str] = set()
+    taken = set(hosts)
+    for i, host in enumerate(mgmt.hosts):
+        loc = (*base, "hosts", i)
+        if host.name in seen:
+            diags.error(f"management host {host.name!r} is named twice", (*loc, "name"))
+        elif host.name in taken:
+            diags.error(f"{host.name!r} is already a compute host's name", (*loc, "name"))
+        seen.add(host.name)
+        if host.port_guids and len(host.port_guids) != mgmt.ports:
+            diags.error(f"{len(host.port_guids)} port GUID(s) for {mgmt.ports} ports",
+                        (*loc, "port_guids"), "one per fabric port, in port order")
+    for field in ("rdma_devices", "netdevs"):
+        value = getattr(mgmt, field)
+        if isinstance(value, list) and len(value) != mgmt.ports:
+            diags.error(f"{len(value)} name(s) for {mgmt.ports} ports", (*base, field))
+    if ib.sm_priority < len(mgmt.hosts) - 1:
+        diags.error(f"sm_priority {ib.sm_priority} leaves no lower priority for each of the "
+                    f"{len(mgmt.hosts) - 1} standby SMs", ("infiniband", "sm_priority"),
+                    f"use at least {len(mgmt.hosts) - 1}")
 
 
 def _size(intent: Intent, diags: Diagnostics) -> None:
@@ -295,6 +374,16 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     if not topo.full_units and intent.fabric.transport == "infiniband":
         diags.error("OpenSM's ftree needs equal port groups on every leaf; an InfiniBand "
                     "fabric builds partial units in full", ("topology", "full_units"))
+    if shape.reserved_slots and math.ceil(shape.nodes / shape.su_size) < shape.units:
+        mgmt = intent.infiniband.management
+        fits = (shape.units - 1) * shape.su_size - shape.reserved_slots
+        diags.warn(f"the {len(mgmt.hosts)} subnet-manager host(s) need {shape.reserved_slots} "
+                   f"node slot(s) and {shape.nodes} nodes fill every slot of "
+                   f"{shape.units - 1} scalable unit(s): unit {shape.units} is built for them "
+                   "alone. NVIDIA's SuperPOD gives up a DGX slot instead (127 DGX in 4 SUs, "
+                   "SuperPOD H100 RA Table 4)", ("cluster", "nodes"),
+                   f"set cluster.nodes: {fits}, or infiniband.management.hosts: [] with the SM "
+                   "elsewhere")
     if topo.min_spines > shape.spines_per_pod:
         diags.warn(f"min_spines {topo.min_spines} cannot be met: each leaf has "
                    f"{shape.leaf_up} uplinks, so at most {shape.spines_per_pod} spines per "
@@ -309,8 +398,6 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
 
 def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
     """A storage/management network is sized like a fabric of its own; blame its own fields."""
-    from fabgen.topology.build import _extra_intent
-
     spec = getattr(intent.topology, role)
     base = ("topology", role)
     if spec.transport == "infiniband" and spec.generation is None:
@@ -325,7 +412,7 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
             continue
         model = known.get(sw.model)
         if model is None:
-            guess = suggest(sw.model, list(known))
+            guess = closest(sw.model, list(known))
             diags.error(f"unknown switch model {sw.model!r}", (*base, tier, "model"),
                         f"did you mean {guess!r}?" if guess else None)
             return

@@ -13,7 +13,6 @@ an error, so a typo cannot silently leave a device out.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import hashlib
 import json
@@ -29,6 +28,7 @@ from ruamel.yaml.error import YAMLError
 
 from fabgen.errors import Diagnostic, FabgenError
 from fabgen.output import MANIFEST
+from fabgen.suggest import close_matches
 from fabgen.topology.model import Fabric, Switch
 
 # Where each platform's rendered config lives in a render directory (the targets' layout).
@@ -113,12 +113,6 @@ def parse_address(value: Any) -> Address:
     return Address(host, port_number)
 
 
-def _similar(name: str, names: Iterable[str]) -> list[str]:
-    """Up to three names like `name`, most similar first, ties in name order (deterministic)."""
-    scored = [(difflib.SequenceMatcher(None, name, n).ratio(), n) for n in names]
-    return [n for score, n in sorted(scored, key=lambda x: (-x[0], x[1])) if score >= 0.6][:3]
-
-
 def load_hosts(path: Path, fabric: Fabric) -> dict[str, Address]:
     """Read the hosts file; every error of the file at once, with its line and column."""
     shown = str(path)
@@ -147,7 +141,7 @@ def load_hosts(path: Path, fabric: Fabric) -> dict[str, Address]:
         where = {"file": shown, "line": line + 1, "col": col + 1}
         name = str(key)
         if name not in names:
-            near = _similar(name, names)
+            near = close_matches(name, names)
             hint = f"did you mean {', '.join(near)}?" if near else None
             errors.append(Diagnostic(f"{name}: no switch of {fabric.name} has this name",
                                      hint=hint, **where))

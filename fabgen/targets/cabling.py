@@ -55,12 +55,13 @@ def columns(fabric: Fabric) -> tuple[str, ...]:
 
 
 def _host_ports(fabric: Fabric) -> dict[tuple[str, int], HostPort]:
-    return {(host.name, hp.dev): hp for host in fabric.hosts for hp in host.ports}
+    return {(host.name, hp.dev): hp for host in (*fabric.hosts, *fabric.sm_hosts)
+            for hp in host.ports}
 
 
 def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, int], HostPort],
          roce: bool) -> Row:
-    if link.kind == "node-leaf":
+    if link.kind in ("node-leaf", "sm-leaf"):
         hp = host_ports.get((link.a_device, link.a_port))
         if hp is None:
             raise ValueError(f"cable {link.id}: {link.a_device} has no port dev {link.a_port}")
@@ -86,7 +87,8 @@ def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, in
 
 
 def cable_rows(fabric: Fabric) -> list[Row]:
-    """One row per cable, in Fabric.links order; keys are `columns(fabric)`.
+    """One row per cable, in Fabric.links order, then the subnet-manager hosts' cables (kind
+    `sm-leaf`, InfiniBand); keys are `columns(fabric)`.
 
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
     on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
@@ -99,7 +101,8 @@ def iter_cable_rows(fabric: Fabric) -> Iterator[Row]:
     switches = switch_lookup(fabric)
     host_ports = _host_ports(fabric)
     roce = fabric.transport == "roce"
-    return (_row(link, switches, host_ports, roce) for link in fabric.links)
+    return (_row(link, switches, host_ports, roce)
+            for links in (fabric.links, fabric.sm_links) for link in links)
 
 
 def switch_rows(fabric: Fabric) -> list[Row]:

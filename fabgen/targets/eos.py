@@ -20,6 +20,9 @@ Sources each construct was checked against (cited as [tag] below):
             priority-flow-control.j2, qos-profiles.j2, router-bgp.j2, eos-intended-config.j2,
             and schema_fragments/priority_flow_control.schema.yml, ethernet_interfaces.schema.yml
             (Arista's own renderer: command spelling, units, value ranges, line order).
+  [EOS-HR]  No public Arista document gives EOS PFC headroom per speed and cable length for
+            the 7060X6 (Tomahawk 5); the public numbers are Arista's SONiC buffer tables
+            (fabgen.catalog.buffers.tomahawk), quoted in a comment, never configured.
   [AMD]     AMD ROCm cluster-networking guide, DCQCN example for Arista
             (`uc-tx-queue 3 random-detect ecn ...`, `priority-flow-control priority 3 no-drop`),
             as summarised in shared/reference/qos-defaults.md.
@@ -34,6 +37,7 @@ from ipaddress import IPv4Interface
 from typing import Any
 
 from fabgen import qos, templating
+from fabgen.catalog import buffers
 from fabgen.catalog.ports import native_lanes, switch_port_name
 from fabgen.qos import EcnProfile, QosPlan
 from fabgen.targets.base import Artifacts, RenderContext, TextStream
@@ -273,7 +277,7 @@ def device_config(ctx: RenderContext, switch: Switch, *,
         "ethernet_interfaces": _ethernet_interfaces(switch, ports, plan, interface_qos),
         "loopback_interfaces": _loopback_interfaces(ctx, switch),
         "ip_routing": _ip_routing(),
-        "qos": _qos(plan),
+        "qos": _qos(plan, switch, ports),
         "router_bgp": _router_bgp(switch, ports),
     }
     return {section: built[section] for section in SECTIONS}
@@ -378,8 +382,38 @@ def _ip_routing() -> bool:
     return True
 
 
-def _qos(plan: QosPlan) -> dict[str, Any]:
-    """Global QoS: the DSCP to traffic-class map and the PFC watchdog timers."""
+def headroom_notes(plan: QosPlan, switch: Switch, kinds: set[str]) -> list[str]:
+    """Why this config carries no PFC headroom lines, as `!` comments [EOS-HR].
+
+    EOS reserves no-drop headroom itself; Arista publishes no EOS headroom per speed and cable
+    length for Strata switches, so fabgen writes none and does not claim the default suffices.
+    What Arista does publish for the same SKU (its SONiC buffer tables) is quoted for
+    comparison, with the cable lengths this switch's ports are planned for.
+    """
+    if not plan.pfc_priorities:
+        return []
+    priorities = ", ".join(str(p) for p in plan.pfc_priorities)
+    lengths = ", ".join(f"{kind} {plan.cable_m(kind)} m" for kind in sorted(kinds))
+    notes = [f"PFC headroom of no-drop priority {priorities}: EOS default, NOT sized by fabgen",
+             f"cables planned: {lengths}",
+             "Arista publishes no EOS headroom per speed and cable length for this platform"]
+    model = buffers.model_for(switch.model, switch.breakout)
+    if model is not None and model.table is not None:
+        speed = switch.speed_gbps * 1000
+        cables = model.table.cables(speed)
+        if cables:
+            row = model.table.rows[speed, cables[-1]]
+            notes.append(f"for comparison, Arista SONiC table {model.sku} at {switch.speed_gbps}G"
+                         f" (cables up to {cables[-1]} m): xoff {row.xoff} B per lossless PG "
+                         "from a shared headroom pool")
+    elif model is not None and model.note:
+        notes.append(model.note)
+    notes.append("verify the no-drop headroom on the switch before production traffic")
+    return notes
+
+
+def _qos(plan: QosPlan, switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+    """Global QoS: the DSCP to traffic-class map, the PFC watchdog timers and the headroom note."""
     # Every DSCP is mapped explicitly, grouped per traffic class in traffic-class order (how EOS
     # prints `qos map dscp`). EOS's default DSCP map follows the DSCP's class-selector bits
     # (24-31 land on traffic class 3) [EOS-QOS, DSCP to traffic-class map], which would make
@@ -389,7 +423,9 @@ def _qos(plan: QosPlan) -> dict[str, Any]:
         by_tc[priority].append(dscp)
     dscp_maps = [{"dscp": " ".join(str(d) for d in by_tc[tc]), "traffic_class": tc}
                  for tc in sorted(by_tc)]
-    return {"dscp_maps": dscp_maps, "pfc_watchdog": _watchdog(plan)}
+    kinds: set[str] = {p.kind for p in ports} or {"leaf-spine"}
+    return {"dscp_maps": dscp_maps, "pfc_watchdog": _watchdog(plan),
+            "headroom_notes": headroom_notes(plan, switch, kinds)}
 
 
 def _watchdog(plan: QosPlan) -> dict[str, str] | None:

@@ -1,14 +1,19 @@
-"""InfiniBand fabric as an ibnetdiscover-format topology, with the GUID plan ibsim and OpenSM use.
+"""The ibnetdiscover format, both ways: write the plan as one, read the real fabric's back.
 
-The text is what `ibsim -s FILE` loads to simulate the planned cabling, so that the real OpenSM
-(ftree routing) can accept or refuse it before any hardware exists. Everything here is pure:
-no I/O, deterministic output for a given Fabric.
+Writing: the planned fabric as an ibnetdiscover-format topology with a GUID plan, what
+`ibsim -s FILE` loads so the real OpenSM can accept or refuse the cabling before any hardware
+exists. Reading: `parse_ibnetdiscover` takes an `ibnetdiscover` output (or an ibsim topology),
+`discovered_node` recognises the planned nodes in it (by GUID, else node description), and
+`guids_from_ibnetdiscover` turns it into the GUID plan of the real fabric. The OpenSM target and
+`verify-cabling` both import this module; it imports neither. Pure: no I/O, deterministic.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from fabgen.topology.model import Fabric, Host, Link, Role, Switch
 
@@ -17,10 +22,19 @@ __all__ = [
     "MAX_LINE",
     "MAX_SWITCH_PORTS",
     "SWITCH_GUID_BASE",
+    "DiscoveredNode",
+    "DiscoveredPort",
+    "Discovery",
     "GuidPlan",
+    "NodeIndex",
+    "PlanKey",
     "ca_node_id",
     "compute_node_guids",
+    "discovered_node",
     "guid_plan",
+    "guids_from_ibnetdiscover",
+    "node_index",
+    "parse_ibnetdiscover",
     "render_topology",
     "root_guids",
     "switch_node_id",
@@ -78,12 +92,13 @@ def _ca_stride(hosts: Iterable[Host]) -> int:
 def guid_plan(fabric: Fabric) -> GuidPlan:
     """Deterministic GUIDs: position in the fabric's stable order decides every value."""
     switch_guids = {sw.name: SWITCH_GUID_BASE + i for i, sw in enumerate(fabric.switches, 1)}
-    stride = _ca_stride(fabric.hosts)
+    stride = _ca_stride((*fabric.hosts, *fabric.sm_hosts))
     ca_guids: dict[tuple[str, int], int] = {}
     ca_ports: dict[tuple[str, int], int] = {}
     port_guids: dict[tuple[str, int], int] = {}
     ordinal = 0
-    for host in fabric.hosts:
+    # The subnet-manager hosts come after the compute hosts, so adding them renumbers nothing.
+    for host in (*fabric.hosts, *fabric.sm_hosts):
         for nic in sorted({hp.nic for hp in host.ports}):
             ordinal += 1
             node = CA_GUID_BASE + ordinal * stride
@@ -131,7 +146,7 @@ def _link_ends(
     z_sw = fabric.by_name.get(link.z_device) or _find_switch(fabric, link.z_device)
     z_guid = guids.switch_guids[z_sw.name]
     z_end = _End(switch_node_id(z_guid), link.z_port, z_sw.name, None)
-    if link.kind == "node-leaf":
+    if link.kind in ("node-leaf", "sm-leaf"):
         host = hosts.get(link.a_device)
         hp = next((p for p in host.ports if p.dev == link.a_port), None) if host else None
         if host is None or hp is None:
@@ -169,7 +184,8 @@ def _speed_words(gbps: int) -> str:
     return f"{gbps} Gb/s ({gen})" if gen else f"{gbps} Gb/s"
 
 
-def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None) -> str:
+def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None,
+                    real_guids: bool = False) -> str:
     """The fabric (or one plane of it: each IB plane is its own subnet) in ibnetdiscover format.
 
     Every cable is declared on both ends, as ibsim refuses one-sided cables. Switch records come
@@ -179,8 +195,8 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
     if fabric.transport != "infiniband":
         raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
     switches = [sw for sw in fabric.switches if _in_plane(plane, sw.plane)]
-    hosts = {h.name: h for h in fabric.hosts}
-    links = [link for link in fabric.links if _in_plane(plane, link.plane)]
+    hosts = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
+    links = [link for link in (*fabric.links, *fabric.sm_links) if _in_plane(plane, link.plane)]
 
     ports: dict[str, dict[int, _End]] = {}
     for link in links:
@@ -197,7 +213,9 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
         "# Planned link speed: " + ", ".join(_speed_words(s) for s in speeds) + ".",
         "# Simulated at 4x HDR on every link: Debian's ibsim 0.10 and OpenSM 3.3.23 know no",
         "# NDR/XDR speed codes. This file proves the cabling and routing, not the link rate.",
-        "# Node ids are node GUIDs; switchguid=/caguid= lines pin each GUID to the fabgen plan.",
+        "# Node ids are node GUIDs; switchguid=/caguid= lines pin each GUID: "
+        + ("the real fabric's (infiniband.guids_file)." if real_guids else
+           "fabgen's plan for the simulator, not your hardware's."),
         "",
     ]
     emitted: set[str] = set()
@@ -217,7 +235,7 @@ def render_topology(fabric: Fabric, guids: GuidPlan, *, plane: int | None = None
         lines.extend(_port_line(p, cabled[p], None) for p in sorted(cabled))
         lines.append("")
 
-    for host in fabric.hosts:
+    for host in (*fabric.hosts, *fabric.sm_hosts):
         for nic in sorted({hp.nic for hp in host.ports if _in_plane(plane, hp.plane)}):
             guid = guids.ca_guids[(host.name, nic)]
             node_id = ca_node_id(guid)
@@ -255,3 +273,210 @@ def compute_node_guids(fabric: Fabric, guids: GuidPlan, *, plane: int | None = N
         for hp in host.ports
         if _in_plane(plane, hp.plane)
     ]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredNode:
+    """One node record of an ibnetdiscover output."""
+
+    node_id: str  # the quoted id: "S-<guid>" / "H-<guid>" (or a name in hand-written files)
+    kind: Literal["switch", "ca", "router"]
+    nports: int
+    desc: str  # node description ("" when the record has none)
+    guid: int | None  # node GUID (from switchguid=/caguid= or the id), None if unknown
+    port_guids: dict[int, int] = field(default_factory=dict)  # CA port -> port GUID
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredPort:
+    """One port line: a cable as seen from `node_id`'s side, with the rate it trained at."""
+
+    node_id: str
+    port: int
+    far_id: str
+    far_port: int
+    width: int | None  # lanes (4 for "4xHDR"); None when the line gives no rate
+    speed: str | None  # "HDR", "NDR", ...
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    nodes: dict[str, DiscoveredNode]
+    ports: tuple[DiscoveredPort, ...]
+
+
+_GUID_LINE = re.compile(r"^(switch|ca|router|rt)guid=0x([0-9a-fA-F]+)(?:\(([0-9a-fA-F]+)\))?",
+                        re.IGNORECASE)
+_HEADER = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]+)"(?:\s*#\s*"(.*)")?')
+_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\](?:\(([0-9a-fA-F]+)\))?'
+                   r"(.*)$")
+_RATE = re.compile(r"\b(\d+)x([A-Z]+[0-9]*)\s*$")
+_ID_GUID = re.compile(r"^[SHR]-([0-9a-fA-F]{1,16})$")
+_KINDS: dict[str, Literal["switch", "ca", "router"]] = {
+    "Switch": "switch", "Ca": "ca", "Hca": "ca", "Rt": "router"}
+
+
+def parse_ibnetdiscover(text: str) -> Discovery:
+    """Node records and port lines of an ibnetdiscover output (or an ibsim topology file)."""
+    nodes: dict[str, DiscoveredNode] = {}
+    ports: list[DiscoveredPort] = []
+    pending_guid: int | None = None
+    current: DiscoveredNode | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        guid_line = _GUID_LINE.match(line)
+        if guid_line:
+            pending_guid = int(guid_line.group(2), 16)
+            continue
+        header = _HEADER.match(line)
+        if header:
+            node_id = header.group(3)
+            guid = pending_guid
+            if guid is None and (m := _ID_GUID.match(node_id)):
+                guid = int(m.group(1), 16)
+            current = DiscoveredNode(node_id, _KINDS[header.group(1)], int(header.group(2)),
+                                     header.group(4) or "", guid)
+            nodes[node_id] = current
+            pending_guid = None
+            continue
+        port = _PORT.match(line)
+        if port and current is not None:
+            local = int(port.group(1))
+            if port.group(2):
+                current.port_guids[local] = int(port.group(2), 16)
+            rate = _RATE.search(port.group(6))
+            ports.append(DiscoveredPort(
+                current.node_id, local, port.group(3), int(port.group(4)),
+                int(rate.group(1)) if rate else None, rate.group(2) if rate else None))
+            continue
+        if line and not line.startswith("#") and "=" not in line:
+            current = None  # anything else ends the record, as in ibsim's reader
+    return Discovery(nodes, tuple(ports))
+
+
+# --------------------------------------------------------------------------- matching
+
+PlanKey = tuple[Literal["switch"], str] | tuple[Literal["ca"], tuple[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeIndex:
+    """How discovered nodes are recognised: by node GUID first, then by description."""
+
+    by_guid: dict[int, PlanKey]
+    by_desc: dict[str, PlanKey]
+
+
+# NVIDIA switches describe themselves as "MF0;<hostname>:<model>/U1" once a hostname is set.
+_MLNX_DESC = re.compile(r"^[^;]*;([^:]+):")
+
+
+def node_index(fabric: Fabric, guids: GuidPlan | None = None) -> NodeIndex:
+    """Names under which each planned node may be discovered, and its planned node GUIDs."""
+    by_desc: dict[str, PlanKey] = {}
+    for sw in fabric.switches:
+        by_desc[sw.name] = ("switch", sw.name)
+    for host in (*fabric.hosts, *fabric.sm_hosts):
+        for hp in host.ports:
+            key: PlanKey = ("ca", (host.name, hp.nic))
+            by_desc.setdefault(f"{host.name} HCA-{hp.nic}", key)
+            # Linux names a ConnectX "<hostname> mlx5_<n>"; each port may be its own device.
+            by_desc.setdefault(f"{host.name} {hp.rdma_device}", key)
+    by_guid: dict[int, PlanKey] = {}
+    if guids is not None:
+        for name, guid in guids.switch_guids.items():
+            by_guid[guid] = ("switch", name)
+        for hn, guid in guids.ca_guids.items():
+            by_guid[guid] = ("ca", hn)
+    return NodeIndex(by_guid, by_desc)
+
+
+def discovered_node(node: DiscoveredNode, index: NodeIndex) -> PlanKey | None:
+    """The planned node a discovered one is, or None (by GUID, then by description)."""
+    if node.guid is not None and node.guid in index.by_guid:
+        key = index.by_guid[node.guid]
+        if (key[0] == "switch") == (node.kind == "switch"):
+            return key
+    desc = node.desc.strip()
+    key2 = index.by_desc.get(desc)
+    if key2 is None and (m := _MLNX_DESC.match(desc)):
+        key2 = index.by_desc.get(m.group(1))
+    if key2 is not None and (key2[0] == "switch") == (node.kind == "switch"):
+        return key2
+    return None
+
+
+# --------------------------------------------------------------------------- GUIDs of a discovery
+
+
+def guids_from_ibnetdiscover(text: str, fabric: Fabric, *, strict: bool = True) -> GuidPlan:
+    """The GUID plan of the real fabric, from an `ibnetdiscover` output (or several, joined).
+
+    Nodes are matched by node description: a switch by its name (or "MF0;<name>:<model>"), a
+    host adapter by "<host> HCA-<nic>" or "<host> <rdma device>". Port GUIDs are the ones
+    ibnetdiscover prints for each cabled adapter port. strict: every planned switch, adapter and
+    host port must be found (else ValueError naming them); otherwise the deterministic plan
+    fills the gaps.
+    """
+    disc = parse_ibnetdiscover(text)
+    index = node_index(fabric, None)
+    found_sw: dict[str, int] = {}
+    found_ca: dict[tuple[str, int], tuple[int, int, dict[int, int]]] = {}
+    for node in disc.nodes.values():
+        key = discovered_node(node, index)
+        if key is None or node.guid is None:
+            continue
+        if key[0] == "switch":
+            if key[1] in found_sw and found_sw[key[1]] != node.guid:
+                raise ValueError(f"two switches describe themselves as {key[1]!r}: "
+                                 f"{found_sw[key[1]]:#018x} and {node.guid:#018x}")
+            found_sw[key[1]] = node.guid
+        else:
+            hn = key[1]
+            if hn in found_ca and found_ca[hn][0] != node.guid:
+                raise ValueError(f"two adapters describe themselves as "
+                                 f"'{hn[0]} HCA-{hn[1]}': {found_ca[hn][0]:#018x} and "
+                                 f"{node.guid:#018x}")
+            ports = dict(found_ca.get(hn, (0, 0, {}))[2])
+            ports.update(node.port_guids)
+            found_ca[hn] = (node.guid, node.nports, ports)
+
+    fallback = guid_plan(fabric)
+    missing: list[str] = []
+    switch_guids: dict[str, int] = {}
+    for sw in fabric.switches:
+        if sw.name in found_sw:
+            switch_guids[sw.name] = found_sw[sw.name]
+        else:
+            missing.append(sw.name)
+            switch_guids[sw.name] = fallback.switch_guids[sw.name]
+    ca_guids: dict[tuple[str, int], int] = {}
+    ca_ports: dict[tuple[str, int], int] = {}
+    port_guids: dict[tuple[str, int], int] = {}
+    for host in (*fabric.hosts, *fabric.sm_hosts):
+        for hp in host.ports:
+            hn = (host.name, hp.nic)
+            got = found_ca.get(hn)
+            if got is None:
+                if hn not in ca_guids:
+                    missing.append(f"{host.name} HCA-{hp.nic}")
+                ca_guids[hn] = fallback.ca_guids[hn]
+                ca_ports[hn] = fallback.ca_ports[hn]
+                port_guids[(host.name, hp.dev)] = fallback.port_guids[(host.name, hp.dev)]
+                continue
+            ca_guids[hn] = got[0]
+            ca_ports[hn] = max(got[1], fallback.ca_ports[hn])
+            if hp.port + 1 in got[2]:
+                port_guids[(host.name, hp.dev)] = got[2][hp.port + 1]
+            else:
+                missing.append(f"{host.name} HCA-{hp.nic} port {hp.port + 1} ({hp.rdma_device})")
+                port_guids[(host.name, hp.dev)] = fallback.port_guids[(host.name, hp.dev)]
+    if strict and missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8
+                                          else "")
+        raise ValueError(f"the ibnetdiscover output lacks {len(missing)} planned node(s) or "
+                         f"port(s): {shown} (matched by node description)")
+    return GuidPlan(switch_guids, ca_guids, ca_ports, port_guids)

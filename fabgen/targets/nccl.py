@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from fabgen import templating
+from fabgen.catalog import nodes
 from fabgen.targets import nic
 from fabgen.targets.base import Artifacts, RenderContext
 
-__all__ = ["SOURCES", "TARGET", "Entry", "NcclTarget", "entries", "hca_list"]
+__all__ = ["NCCL_DEFAULT_IB_TIMEOUT", "NCCL_DEFAULT_QPS_PER_CONNECTION", "ROCE_QPS_PER_CONNECTION",
+           "SOURCES", "TARGET", "Entry", "NcclTarget", "entries", "hca_list",
+           "qps_per_connection"]
 
 # Where each variable is read, checked in NVIDIA/nccl v2.30.7 (5067397c), aws/aws-ofi-nccl
 # (2daf7d30) and ofiwg/libfabric; a new variable needs an entry here (tests enforce it).
@@ -38,6 +41,7 @@ SOURCES: dict[str, str] = {
     "NCCL_SOCKET_IFNAME": "nccl src/misc/socket.cc:196 ncclGetEnv(\"NCCL_SOCKET_IFNAME\")",
     "NCCL_NET_GDR_LEVEL": "nccl src/graph/paths.cc:512 ncclGetLevel(..., "
                           "\"NCCL_NET_GDR_LEVEL\"); names from src/graph/topo.cc:34",
+    "NCCL_CROSS_NIC": "nccl src/graph/search.cc:16 NCCL_PARAM(CrossNic, \"CROSS_NIC\", 2)",
     "NCCL_COLLNET_ENABLE": "nccl src/init.cc:63 NCCL_PARAM(CollnetEnable, \"COLLNET_ENABLE\") "
                            "and init.cc:2148 ncclGetEnv(\"NCCL_COLLNET_ENABLE\")",
     "FI_PROVIDER": "libfabric provider filter; aws-ofi-nccl src/platform-aws.cpp:667 "
@@ -55,15 +59,104 @@ _ACK_TIMEOUT_UNIT_S = Fraction(4096, 10**9)
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One variable; `value` None writes only the comment (the variable is left to NCCL)."""
+
     key: str
-    value: str
+    value: str | None
     why: str
+
+
+# NCCL's own defaults of what the profile sets, from the NCCL_PARAM lines cited in SOURCES.
+NCCL_DEFAULT_IB_TIMEOUT = 20
+NCCL_DEFAULT_QPS_PER_CONNECTION = 1
+# RoCE: queue pairs per connection when the intent names none. Each QP is its own RoCE v2 UDP
+# flow (the source port derives from the QP numbers), so 4 flows per connection give the
+# switches' ECMP hash 4 chances to spread a connection over the spines.
+ROCE_QPS_PER_CONNECTION = 4
 
 
 def hca_list(ctx: RenderContext) -> str:
     """NCCL_IB_HCA: the compute ports cabled to the fabric, in rail order, exact names."""
     ports = nic.profile_ports(ctx.fabric)
     return "=" + ",".join(f"{p.rdma_device}:{p.ib_port}" for p in ports)
+
+
+def _hca_why(ctx: RenderContext) -> str:
+    """Why these devices: the node model's map (and its source) or the intent's names."""
+    ports = nic.profile_ports(ctx.fabric)
+    pairs = " ".join(f"{p.rdma_device}=GPU{p.gpu}" for p in ports)
+    assumed = "" if nodes.model_of(ctx.intent).has_map else "; NIC n assumed beside GPU n"
+    return (f"the {len(ports)} compute ports cabled to the fabric, in rail order, as "
+            f"device:port ({pairs}{assumed}; names from {nic.map_source(ctx)}). NCCL pairs each "
+            "GPU with its nearest NIC from the PCIe topology it reads itself (no variable sets "
+            "that); preflight.sh checks each NIC's NUMA node against its GPU's. '=' matches "
+            "names exactly (mlx5_1 would also match mlx5_10)")
+
+
+def _bootstrap(ctx: RenderContext) -> Entry:
+    name = nodes.bootstrap_interface(ctx.intent)
+    model = nodes.model_of(ctx.intent)
+    if name is None:
+        return Entry("NCCL_SOCKET_IFNAME", None,
+                     f"NCCL_SOCKET_IFNAME is not set: the {model.name} publishes no in-band "
+                     "interface and hosts.bootstrap_interface is unset, so NCCL picks one (ib* "
+                     "first, then any but docker, lo and virbr: src/misc/socket.cc). Set "
+                     "hosts.bootstrap_interface to pin it")
+    if ctx.intent.hosts.bootstrap_interface is not None:
+        origin = "hosts.bootstrap_interface"
+    else:
+        boot = model.bootstrap
+        assert boot is not None
+        origin = (f"the {model.name}'s in-band management, a bond of "
+                  f"{' and '.join(boot.members)}")
+    return Entry("NCCL_SOCKET_IFNAME", "=" + name,
+                 f"bootstrap and connection setup over {name} ({origin}); '=' selects exactly "
+                 "that name. NCCL fails at init if no interface has it; preflight.sh checks it "
+                 "is up")
+
+
+def qps_per_connection(ctx: RenderContext) -> int:
+    """NCCL_IB_QPS_PER_CONNECTION: the intent's, else 4 on RoCE and NCCL's 1 on InfiniBand."""
+    n = ctx.intent.nccl.qps_per_connection
+    if n is not None:
+        return n
+    return ROCE_QPS_PER_CONNECTION if ctx.fabric.transport == "roce" else \
+        NCCL_DEFAULT_QPS_PER_CONNECTION
+
+
+def _qps(ctx: RenderContext) -> Entry:
+    n = ctx.intent.nccl.qps_per_connection
+    if ctx.fabric.transport == "roce":
+        qps = qps_per_connection(ctx)
+        origin = "nccl.qps_per_connection" if n else "fabgen's RoCE default"
+        return Entry("NCCL_IB_QPS_PER_CONNECTION", str(qps),
+                     f"{qps} queue pairs per connection ({origin}): each QP is its own RoCE v2 "
+                     f"UDP flow, so the switches' ECMP hash has {qps} flows to spread over the "
+                     "spines")
+    qps = qps_per_connection(ctx)
+    origin = "nccl.qps_per_connection" if n else "NCCL's default"
+    route = ("more QPs would follow the same route and add no paths" if qps == 1 else
+             "these QPs follow one route: they add NIC parallelism, not paths")
+    spread = ("; adaptive routing spreads packets in the switches instead"
+              if ctx.intent.infiniband.adaptive_routing else "")
+    return Entry("NCCL_IB_QPS_PER_CONNECTION", str(qps),
+                 f"{qps} queue pair{'s' if qps > 1 else ''} per connection ({origin}): on "
+                 "InfiniBand with LMC 0 each port has one LID and the switches forward on the "
+                 f"destination LID, so {route}{spread}")
+
+
+def _timeout(ctx: RenderContext) -> Entry:
+    n = ctx.intent.nccl
+    timeout = _ACK_TIMEOUT_UNIT_S * 2**n.timeout
+    if n.timeout == NCCL_DEFAULT_IB_TIMEOUT:
+        origin = ("NCCL's own default, src/transport/net_ib/connect.cc; raise it only if "
+                  "NCCL reports timeouts on a healthy fabric: each step doubles how long a dead "
+                  "link takes to be reported")
+    else:
+        origin = f"nccl.timeout; NCCL's default is {NCCL_DEFAULT_IB_TIMEOUT}"
+    return Entry("NCCL_IB_TIMEOUT", str(n.timeout),
+                 f"ACK timeout 4.096 us x 2^{n.timeout} = {_seconds(timeout)} s per retry "
+                 f"({origin})")
 
 
 def _seconds(value: Fraction) -> str:
@@ -75,9 +168,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
     """The profile's variables in file order, each with the reason for its value."""
     intent, fabric = ctx.intent, ctx.fabric
     n = intent.nccl
-    bootstrap = Entry("NCCL_SOCKET_IFNAME", "=" + intent.hosts.bootstrap_interface,
-                      "bootstrap and connection setup over the management interface "
-                      "(hosts.bootstrap_interface); '=' selects exactly that name")
+    bootstrap = _bootstrap(ctx)
     if n.profile == "efa":
         return [
             Entry("FI_PROVIDER", "efa", "libfabric provider: the EFA devices (aws-ofi-nccl "
@@ -88,10 +179,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
                   "fail at start rather than silently run without GPUDirect RDMA"),
             bootstrap,
         ]
-    ports = nic.profile_ports(fabric)
-    out = [Entry("NCCL_IB_HCA", hca_list(ctx),
-                 f"the {len(ports)} compute ports cabled to the fabric, in rail order, as "
-                 "device:port; '=' matches names exactly (mlx5_1 would also match mlx5_10)")]
+    out = [Entry("NCCL_IB_HCA", hca_list(ctx), _hca_why(ctx))]
     if fabric.transport == "roce":
         plan = ctx.qos
         if plan is None:
@@ -109,7 +197,8 @@ def entries(ctx: RenderContext) -> list[Entry]:
         ]
     else:
         ib = intent.infiniband
-        ar = ", an SL the subnet manager routes adaptively" if ib.adaptive_routing else ""
+        ar = (", an SL the subnet manager routes adaptively"
+              if ib.adaptive_routing_on(intent.fabric.generation) else "")
         out.append(Entry("NCCL_IB_SL", str(ib.service_level),
                          f"service level of the compute traffic (infiniband.service_level)"
                          f"{ar}; the subnet manager maps it to a VL"))
@@ -117,13 +206,20 @@ def entries(ctx: RenderContext) -> list[Entry]:
         bootstrap,
         Entry("NCCL_NET_GDR_LEVEL", n.gdr_level,
               "GPUDirect RDMA up to this GPU-NIC distance (nccl.gdr_level); each rail NIC "
-              "sits next to its GPU"),
+              "sits next to its GPU. NCCL registers GPU memory through nvidia_peermem or, from "
+              "NCCL 2.13, DMA-BUF; preflight.sh checks that one of them is available"),
     ]
+    if intent.topology.style == "rail-unaware":
+        out.append(Entry("NCCL_CROSS_NIC", "1",
+                         "every compute port of a node is cabled to the same leaf (rail-unaware "
+                         "fabric), so a ring may leave a node on one NIC and enter the next on "
+                         "another at no cost (NCCL's default 2 would try to keep NIC indices "
+                         "aligned for rails this fabric does not have)"))
     if fabric.transport == "roce":
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
                          "the fabric spreads flows by ECMP hashing and has no adaptive "
                          "routing (NCCL's RoCE default, pinned)"))
-    elif intent.infiniband.adaptive_routing:
+    elif intent.infiniband.adaptive_routing_on(intent.fabric.generation):
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
                          "the subnet manager runs adaptive routing "
                          "(infiniband.adaptive_routing), so packets may arrive out of order"))
@@ -131,16 +227,10 @@ def entries(ctx: RenderContext) -> list[Entry]:
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
                          "adaptive routing is off in this fabric (infiniband.adaptive_routing)"
                          ", so NCCL's IB default (on) is turned off"))
-    spread = ("UDP source ports for ECMP to hash over" if fabric.transport == "roce"
-              else "paths per connection")
     timeout = _ACK_TIMEOUT_UNIT_S * 2**n.timeout
     out += [
-        Entry("NCCL_IB_QPS_PER_CONNECTION", str(n.qps_per_connection),
-              f"{n.qps_per_connection} queue pairs per connection = {n.qps_per_connection} "
-              f"{spread} (nccl.qps_per_connection)"),
-        Entry("NCCL_IB_TIMEOUT", str(n.timeout),
-              f"ACK timeout 4.096 us x 2^{n.timeout} = {_seconds(timeout)} s, for a fabric of "
-              f"{fabric.tiers} switch tiers (nccl.timeout)"),
+        _qps(ctx),
+        _timeout(ctx),
         Entry("NCCL_IB_RETRY_CNT", str(n.retry_cnt),
               f"{n.retry_cnt} retries before NCCL reports a network error, about "
               f"{_seconds(timeout * max(n.retry_cnt, 1))} s in all (nccl.retry_cnt)"),
@@ -148,7 +238,10 @@ def entries(ctx: RenderContext) -> list[Entry]:
     if fabric.transport == "infiniband" and intent.infiniband.sharp:
         out.append(Entry("NCCL_COLLNET_ENABLE", "1",
                          "SHARP in-network reductions (infiniband.sharp) through the CollNet "
-                         "plugin (nccl-rdma-sharp-plugins' libnccl-net.so must be installed)"))
+                         "plugin (nccl-rdma-sharp-plugins' libnccl-net.so must be installed); "
+                         "SHARP's own QPs get their SL "
+                         f"{intent.infiniband.sharp_sl} (a VL of its own) from sharp_am, not "
+                         "from NCCL_IB_SL"))
     return out
 
 

@@ -18,6 +18,7 @@ from ipaddress import IPv4Address, IPv4Interface
 from typing import Any
 
 from fabgen import templating
+from fabgen.catalog import nodes
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.topology.model import Fabric, Host
@@ -32,6 +33,7 @@ __all__ = [
     "RailPort",
     "host_file_path",
     "ipv4_gid",
+    "map_source",
     "profile_name",
     "profile_ports",
     "rail_label",
@@ -110,6 +112,20 @@ def profile_ports(fabric: Fabric) -> tuple[RailPort, ...]:
                           p.gpu, p.numa, None) for p in first)
 
 
+def map_source(ctx: RenderContext) -> str:
+    """Where the compute ports' device names come from, as the scripts and report say it."""
+    model = nodes.model_of(ctx.intent)
+    if model.has_map:
+        return f"the {model.name} port table ({model.cite})"
+    hosts = ctx.intent.hosts
+    given = [f"hosts.{f}" for f in ("rdma_devices", "netdevs") if getattr(hosts, f) is not None]
+    origin = " and ".join(given) if given else "placeholders"
+    missing = "" if len(given) == 2 else (
+        f"; placeholders {nodes.PLACEHOLDER_RDMA}/{nodes.PLACEHOLDER_NETDEV} where unset")
+    return (f"{origin}, unverified: the {model.name} has no published NIC map in "
+            f"fabgen's node catalog{missing}")
+
+
 def profile_name(ctx: RenderContext) -> str:
     """The host profile's name: the NCCL flavour its hosts use (roce, infiniband or efa)."""
     if ctx.intent.nccl.profile == "efa":
@@ -183,6 +199,7 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
         "ib_ports": [p.ib_port for p in ports],
         "fw_ports": [p.fw_port for p in ports],
         "fw_link_type": FW_LINK_TYPE[fabric.transport],
+        "map_source": map_source(ctx),
     }
     if not roce:
         ib = intent.infiniband

@@ -10,6 +10,13 @@ profile; the plan's values are then written over it wherever NVUE lets them be s
 "You can adjust RoCE settings using NVUE after you enable RoCE"), so the switch does not depend
 on a release's defaults and agrees with EOS, SONiC and the NICs.
 
+Buffers, checked against the same guide: RoCE mode owns the buffer layout (its roce-lossless
+traffic pool is the switch's one lossless pool, [CL-QOS] Traffic Pools: "You can only have a
+single lossless pool"), and PFC headroom is derived by Cumulus from `cable-length` ([CL-QOS]
+PFC: "NVIDIA recommends that you do not change [xoff/xon/port-buffer] ... let Cumulus Linux
+configure the settings dynamically"). So fabgen writes no traffic-pool, advance-buffer-config,
+xoff-threshold, xon-threshold or port-buffer key: only `cable-length`, from the intent.
+
 Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases renamed some to
 `state: enabled`). Sources each key was checked against (cited as [tag] below):
   [CL-QOS]  Cumulus Linux 5.12 user guide, "Quality of Service" (CumulusNetworks/docs
@@ -116,7 +123,7 @@ def device_config(ctx: RenderContext, switch: Switch, *,
     ports = (view or FabricView(ctx.fabric)).ports(switch)
     return {"set": {
         "interface": _interface(ctx, switch, ports, plan),
-        "qos": _qos(plan),
+        "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"}),
         "router": _router(switch),
         "system": _system(switch),
         "vrf": _vrf(switch, ports),
@@ -173,7 +180,7 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
     return out
 
 
-def _qos(plan: QosPlan) -> dict[str, Any]:
+def _qos(plan: QosPlan, kinds: set[str]) -> dict[str, Any]:
     specs = queue_specs(plan, PLATFORM)
     by_queue = {s.queue: s for s in specs}
     queue_of = {c.priority: c.queue for c in plan.classes}
@@ -201,9 +208,11 @@ def _qos(plan: QosPlan) -> dict[str, Any]:
             "switch-priority": {str(p): {} for p in plan.pfc_priorities},
             "tx": "enable",
             "rx": "enable",
-            # metres [CL-QOS, PFC]; NVUE has one PFC profile for all ports, so it takes the
-            # longer of the host and switch-to-switch runs (too much headroom only costs buffer)
-            "cable-length": max(plan.cable_length_m, plan.fabric_cable_length_m),
+            # metres [CL-QOS, PFC]: Cumulus derives xoff, xon and the port buffer from it
+            # (NVIDIA's own model; [CL-QOS] asks not to set those by hand, so fabgen does not).
+            # One global profile: the longest cable class this switch's ports use (too much
+            # headroom only costs buffer; too little drops lossless traffic).
+            "cable-length": max(plan.cable_m(kind) for kind in kinds),
         }}
         if plan.watchdog.enabled:
             out["pfc-watchdog"] = _watchdog(plan)

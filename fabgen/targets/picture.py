@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from fabgen.intent.units import format_speed
 from fabgen.topology.model import Fabric
-from fabgen.topology.summary import FabricView, Group, GroupRole, view
+from fabgen.topology.summary import SM_GROUP_ID, FabricView, Group, GroupRole, view
 
 __all__ = ["ROW_MAX_BOXES", "SVG_MAX_GROUPS", "render_svg"]
 
@@ -32,7 +32,7 @@ _ROWS: tuple[tuple[GroupRole, str], ...] = (
 _FILL: dict[GroupRole, str] = {
     "core": "#f3e5f5", "spine": "#e3f2fd", "leaf": "#e8f5e9", "hosts": "#fff8e1"}
 _KIND_BETWEEN = {"spine-core": ("spine", "core"), "leaf-spine": ("leaf", "spine"),
-                 "node-leaf": ("hosts", "leaf")}
+                 "node-leaf": ("hosts", "leaf"), "sm-leaf": ("hosts", "leaf")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,8 @@ def render_svg(fabric: Fabric, gpus_per_node: int = 0, grouped: FabricView | Non
         for k, lines in enumerate(extra):
             more_boxes.append(_Box(x0 + (len(shown) + k) * (_BOX_W + _GAP_X), y, lines, role,
                                    True))
-        members = sum(g.members for g in v.row(role))
+        # The subnet-manager hosts share the nodes' row but are not nodes.
+        members = sum(g.members for g in v.row(role) if g.id != SM_GROUP_ID)
         labels.append(_text(10, y + _BOX_H // 2 - 4, title, size=13, anchor="start",
                             weight="bold"))
         labels.append(_text(10, y + _BOX_H // 2 + 12, f"{members:,} total", size=11,
@@ -139,6 +140,7 @@ def render_svg(fabric: Fabric, gpus_per_node: int = 0, grouped: FabricView | Non
         lower, upper = _KIND_BETWEEN[kind]
         if lower in row_y and upper in row_y:
             y = (row_y[lower] + row_y[upper] + _BOX_H) // 2 + 4
+            y += 12 if kind == "sm-leaf" else 0  # under the node-leaf total of the same gap
             out.append(_text(10, y, f"{total:,} x {speed} {kind}", size=10, anchor="start"))
     out.extend(labels)
     for box in [*boxes.values(), *more_boxes]:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from fabgen import templating
+from fabgen.catalog import nodes
 from fabgen.targets import nccl, nic
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.topology.model import Fabric, Host
@@ -37,6 +38,22 @@ PERFTEST_EFFICIENCY = Fraction(9, 10)
 LINK_LAYER = {"roce": "Ethernet", "infiniband": "InfiniBand"}
 
 
+def _bootstrap_data(ctx: RenderContext) -> dict[str, str]:
+    """The interface NCCL_SOCKET_IFNAME names (empty: none), and where it comes from."""
+    name = nodes.bootstrap_interface(ctx.intent)
+    model = nodes.model_of(ctx.intent)
+    if name is None:
+        note = (f"none, the {model.name} publishes no in-band interface and "
+                "hosts.bootstrap_interface is unset")
+    elif ctx.intent.hosts.bootstrap_interface is not None:
+        note = "hosts.bootstrap_interface"
+    else:
+        boot = model.bootstrap
+        assert boot is not None
+        note = f"the {model.name}'s in-band bond of {' and '.join(boot.members)}"
+    return {"bootstrap_if": name or "", "bootstrap_note": note}
+
+
 def check_data(ctx: RenderContext) -> dict[str, Any]:
     """The target-shaped data of hosts/preflight.sh: every expected value it compares."""
     fabric, intent = ctx.fabric, ctx.intent
@@ -55,6 +72,8 @@ def check_data(ctx: RenderContext) -> dict[str, Any]:
         "numa_nodes": intent.cluster.node.numa_nodes,
         "link_layer": LINK_LAYER[fabric.transport],
         "speed_gbps": fabric.speed_gbps,
+        "map_source": nic.map_source(ctx),
+        **_bootstrap_data(ctx),
     }
     if not roce:
         return data
@@ -158,6 +177,10 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
                 "server": perftest("ib_write_bw", b, " --report_gbits"),
                 "client": perftest("ib_write_bw", a, " --report_gbits") + f" {server.name}",
             })
+    profile_ports = nic.profile_ports(fabric) if not efa else ()
+    host_map = [{"rail": nic.rail_label(p, fabric.planes), "device": f"{p.rdma_device}:{p.ib_port}",
+                 "netdev": p.netdev, "gpu": str(p.gpu), "numa": str(p.numa)}
+                for p in profile_ports]
     floor = busbw_floor(ctx)
     gpus = intent.cluster.node.gpus
     nodes = len(fabric.hosts)
@@ -195,6 +218,10 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
         "leaf_ratio": (f"{leaf.oversubscription.numerator}:{leaf.oversubscription.denominator}"
                        if leaf is not None and leaf.oversubscription is not None else "1:1"),
         "units": fabric.units,
+        "host_map": host_map,
+        "rail_devices": ", ".join(f"`{p.rdma_device}:{p.ib_port}`" for p in profile_ports),
+        "map_source": nic.map_source(ctx),
+        **_bootstrap_data(ctx),
     }
 
 
@@ -205,8 +232,9 @@ def runbook_markdown(ctx: RenderContext) -> str:
 
 class PreflightTarget:
     name = "preflight"
-    description = ("hosts/preflight.sh: read-only host checks (GPUDirect, rails Active at "
-                   "rate, MTU, PFC/trust, RoCE v2 GID, NUMA) printing OK/FAIL")
+    description = ("hosts/preflight.sh: read-only host checks (GPUDirect by nvidia_peermem or "
+                   "DMA-BUF, bootstrap interface, rails Active at rate, MTU, PFC/trust, RoCE v2 "
+                   "GID, NUMA) printing OK/FAIL")
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.fabric.transport in ("roce", "infiniband") and ctx.intent.nccl.profile != "efa"

@@ -16,10 +16,11 @@ from fabgen import catalog, qos, templating
 from fabgen.intent.models import Intent
 from fabgen.intent.units import format_ratio, format_speed
 from fabgen.qos import QosPlan, TrafficClass
+from fabgen.targets import headroom_report
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.picture import render_svg
 from fabgen.topology.model import ROLES, Fabric, Switch
-from fabgen.topology.summary import LINK_KINDS, summarize
+from fabgen.topology.summary import ALL_LINK_KINDS, summarize
 
 __all__ = ["TARGET", "ReportTarget", "report_context"]
 
@@ -68,9 +69,9 @@ def _switch_rows(fabric: Fabric) -> list[dict[str, str]]:
 
 
 def _cable_rows(fabric: Fabric) -> list[dict[str, str]]:
-    counts = Counter((link.kind, link.media) for link in fabric.links)
+    counts = Counter((link.kind, link.media) for link in (*fabric.links, *fabric.sm_links))
     return [{"kind": kind, "media": media, "count": f"{counts[kind, media]:,}"}
-            for kind, media in sorted(counts, key=lambda k: (LINK_KINDS.index(k[0]), k[1]))]
+            for kind, media in sorted(counts, key=lambda k: (ALL_LINK_KINDS.index(k[0]), k[1]))]
 
 
 def _hosts_per_leaf(fabric: Fabric) -> list[dict[str, str]]:
@@ -150,19 +151,7 @@ def _qos_notes(plan: QosPlan) -> list[str]:
         f"{mtu} ({plan.mtu_note})" if plan.mtu_note else mtu,
         "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
         f"PFC watchdog: {watchdog}",
-        f"PFC headroom sized for cables up to {plan.cable_length_m} m to hosts and "
-        f"{plan.fabric_cable_length_m} m between switches",
-    ]
-
-
-def _ib_rows(intent: Intent) -> list[dict[str, str]]:
-    ib = intent.infiniband
-    return [
-        {"setting": "service level (compute traffic)", "value": str(ib.service_level)},
-        {"setting": "routing engine", "value": ib.routing_engine},
-        {"setting": "adaptive routing", "value": "on" if ib.adaptive_routing else "off"},
-        {"setting": "SHARP", "value": "on" if ib.sharp else "off"},
-        {"setting": "subnet manager priority", "value": str(ib.sm_priority)},
+        *headroom_report.headroom_notes(plan),
     ]
 
 
@@ -238,7 +227,7 @@ def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = No
         "roce": roce,
         "qos": _qos_rows(qos_plan) if roce and qos_plan is not None else [],
         "qos_notes": _qos_notes(qos_plan) if roce and qos_plan is not None else [],
-        "ib": _ib_rows(intent) if fabric.transport == "infiniband" else [],
+        "ib": [],
         "warnings": plan["warnings"],
         "picture": "report.svg",
     }
@@ -276,8 +265,19 @@ class ReportTarget:
 
         if ctx.qos is None and ctx.fabric.transport == "roce":
             ctx = replace(ctx, qos=qos.plan(ctx.intent))
+        context["headroom"] = headroom_report.headroom_rows(ctx)
+        context["headroom_formulas"] = headroom_report.headroom_formulas(context["headroom"])
         context["runbook"] = preflight.runbook_markdown(ctx).rstrip("\n")
+        context["ib_bringup"] = ""
+        if ctx.fabric.transport == "infiniband":
+            from fabgen.targets import sm_bringup
+
+            context["ib"] = sm_bringup.ib_rows(ctx)
+            context["ib_bringup"] = sm_bringup.bringup_markdown(ctx).rstrip("\n")
         context["whatif"] = _whatif_section(ctx)
+        from fabgen.targets import howto
+
+        context["howto"] = howto.howto_markdown(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

@@ -13,7 +13,6 @@ constants below are platform facts or conventions, each with the document it com
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass
 from ipaddress import IPv4Interface
@@ -23,19 +22,20 @@ from fabgen import catalog, templating
 from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
+from fabgen.targets import sonic_buffers
 from fabgen.targets.base import Artifacts, RenderContext, TextStream
+from fabgen.targets.eos import UnsupportedPlan
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
 
 __all__ = [
     "MAP_NAME",
     "TARGET",
-    "Headroom",
     "SonicTarget",
     "config_db_text",
     "device_config",
     "frr_data",
     "frr_text",
-    "headroom",
+    "switch_buffers",
 ]
 
 Table = dict[str, dict[str, str]]
@@ -62,40 +62,24 @@ BGP_MAXIMUM_PATHS = 64
 # device/arista/x86_64-arista_7060x6_64pe/<hwsku>/). The HwSKU fixes the port layout, so it
 # depends on how the cages are split.
 PLATFORM: dict[str, str] = {
+    "sn4600c": "x86_64-mlnx_msn4600c-r0",
+    "sn4700": "x86_64-mlnx_msn4700-r0",
     "sn5600": "x86_64-nvidia_sn5600-r0",
     "7060x6-64pe": "x86_64-arista_7060x6_64pe",
 }
 HWSKU: dict[tuple[str, int], str] = {
+    ("sn4600c", 1): "ACS-MSN4600C",
+    ("sn4700", 1): "ACS-MSN4700",
     ("sn5600", 1): "ACS-SN5600",
     ("sn5600", 2): "Mellanox-SN5600-O128",
     ("sn5600", 4): "Mellanox-SN5600-V256",
+    ("7060x6-64pe", 1): "Arista-7060X6-64PE",
     ("7060x6-64pe", 2): "Arista-7060X6-64PE-O128S2",
     ("7060x6-64pe", 4): "Arista-7060X6-64PE-256x200G",
 }
-# Shared packet buffer SONiC gives the ASIC (bytes): egress_lossless_pool size in the platform's
-# buffers_defaults_t1.j2 (Mellanox-SN5600-C224O8: 158229504; Arista-7060X6-64PE-O128S2:
-# 165660324). For other models the pool sizes are left out (the YANG model allows it) and must
-# come from the platform's own buffer templates.
-SHARED_BUFFER_BYTES: dict[str, int] = {
-    "sn5600": 158_229_504,
-    "7060x6-64pe": 165_660_324,
-}
-# Dynamic-threshold exponents (alpha = 2^n of the free pool a queue may take), as SONiC's
-# Mellanox buffer templates set them (buffers_defaults_objects.j2): lossless PGs 0 (the
-# DEFAULT_LOSSLESS_BUFFER_PARAMETER default_dynamic_th), lossy PGs and queues 3, egress 7.
-DYNAMIC_TH_LOSSLESS_PG = 0
-DYNAMIC_TH_LOSSY = 3
-DYNAMIC_TH_EGRESS = 7
-
-# Headroom inputs. Signal speed in fibre/copper (about 0.66 c), the constant SONiC's headroom
-# scripts use (sonic-swss cfgmgr/buffer_headroom_*.lua, speed_of_light = 198000000 m/s).
-SIGNAL_SPEED_M_PER_S = 198_000_000
-# Peer response time in pause quanta (512 bit times each) by port speed in Gb/s: the most a MAC
-# may keep sending after it receives a PAUSE/PFC frame, IEEE 802.3 Annex 31B.3.7 (the table in
-# sonic-swss cfgmgr/buffer_headroom_barefoot.lua).
-PAUSE_QUANTA: dict[int, int] = {10: 67, 25: 80, 40: 118, 50: 147, 100: 394, 200: 453, 400: 905}
-PAUSE_QUANTUM_BITS = 512
-HEADROOM_CELL = 1024  # headroom is rounded up to 1 KiB, as SONiC's headroom scripts do
+# ASIC vendors whose SAI takes a PFC priority -> PG map: sonic-buildimage
+# files/build_templates/qos_config.j2 pfc_to_pg_map_supported_asics.
+PFC_TO_PG_VENDORS = ("mellanox", "barefoot")
 
 _QUEUES = range(8)  # 802.1p priorities 0..7 = traffic classes = egress queues
 # What may appear in PORT.description: the peer name and port, nothing a CLI would parse.
@@ -182,48 +166,6 @@ def _host_port(host: Host, dev: int) -> HostPort:
     return next(hp for hp in host.ports if hp.dev == dev)
 
 
-# --- buffer headroom ------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Headroom:
-    """Lossless PG headroom in bytes: pause above xoff, resume below xon; size = xon + xoff."""
-
-    xon: int
-    xoff: int
-
-    @property
-    def size(self) -> int:
-        return self.xon + self.xoff
-
-
-def _round_cell(value: float) -> int:
-    return math.ceil(value / HEADROOM_CELL) * HEADROOM_CELL
-
-
-def headroom(speed_gbps: int, cable_length_m: int, mtu: int) -> Headroom:
-    """PFC headroom of one lossless PG, from the IEEE 802.1Qbb delay model (Annex N).
-
-    After the PG crosses xoff, the switch still receives, before the peer stops sending:
-      - one maximum frame it was itself transmitting when it decided to pause (PFC waits for it),
-      - one maximum frame the peer had started when the PFC frame arrived,
-      - the bits on the cable in both directions: 2 x length / signal speed x line rate,
-      - the peer's response time, IEEE 802.3 Annex 31B.3.7 pause quanta at that speed.
-    This is the calculation SONiC's buffer manager does (sonic-swss buffer_headroom_*.lua),
-    without the ASIC-specific cell and pipeline terms, which the platform adds on its own.
-    xon leaves two maximum frames below xoff so PAUSE/RESUME do not flap on every frame.
-    """
-    rate_bps = speed_gbps * 1_000_000_000
-    cable_bytes = 2 * cable_length_m * rate_bps / SIGNAL_SPEED_M_PER_S / 8
-    # Above the table (800G), scale the 400G budget by rate: more headroom, never too little.
-    fastest = max(PAUSE_QUANTA)
-    quanta = PAUSE_QUANTA.get(speed_gbps) or math.ceil(
-        PAUSE_QUANTA[fastest] * max(speed_gbps, fastest) / fastest)
-    response_bytes = quanta * PAUSE_QUANTUM_BITS / 8
-    xoff = _round_cell(2 * mtu + cable_bytes + response_bytes)
-    xon = _round_cell(2 * mtu)
-    return Headroom(xon=xon, xoff=xoff)
-
-
 # --- config_db ------------------------------------------------------------------------------
 
 def device_config(ctx: RenderContext, switch: Switch) -> ConfigDb:
@@ -259,19 +201,25 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
     # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
     # must come up lossless, not with SONiC's defaults.
     names = list(port_table)
-    lengths = _cable_lengths(switch, ports, names, plan)
+    buffers = _switch_buffers(switch, ports, port_table, plan)
     config: ConfigDb = {
-        "DEVICE_METADATA": {"localhost": _metadata(switch, plan)},
+        "DEVICE_METADATA": {"localhost": _metadata(switch, plan, buffers.mode)},
         "PORT": port_table,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
         "BGP_NEIGHBOR": _bgp_neighbors(ports),
-        "CABLE_LENGTH": {MAP_NAME: {name: f"{lengths[name]}m" for name in names}},
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
     config.update(_qos_tables(plan, names))
-    config.update(_buffer_tables(switch, plan, lengths))
+    if buffers.model is not None and buffers.model.vendor in PFC_TO_PG_VENDORS:
+        # Which PG a PFC frame's priority pauses, written out instead of left to the SAI
+        # default; only lossless priorities generate PFC (qos_config.j2 maps "3"/"4" alike).
+        config["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {MAP_NAME: {
+            str(p): str(plan.priority_to_pg[p]) for p in sorted(set(plan.pfc_priorities))}}
+        for name in names:
+            config["PORT_QOS_MAP"][name]["pfc_to_pg_map"] = MAP_NAME
+    config.update(buffers.tables)
     if plan.watchdog.enabled:
         config["PFC_WD"] = _pfc_wd(plan, names)
     return {table: rows for table, rows in config.items() if rows}
@@ -288,14 +236,14 @@ def _mac(name: str) -> str:
     return ":".join(f"{b:02x}" for b in octets)
 
 
-def _metadata(switch: Switch, plan: QosPlan) -> dict[str, str]:
+def _metadata(switch: Switch, plan: QosPlan, buffer_model: str) -> dict[str, str]:
     entry = {
         "hostname": switch.name,
         "hwsku": HWSKU.get((switch.model, switch.breakout)) or _generic_hwsku(switch),
         "mac": _mac(switch.name),
         "bgp_asn": str(switch.asn),
         "type": ROUTER_TYPE[switch.role],
-        "buffer_model": "traditional",
+        "buffer_model": buffer_model,
         "default_pfcwd_status": "enable" if plan.watchdog.enabled else "disable",
         # frr.conf is written by fabgen, not by SONiC's bgpcfgd from BGP_NEIGHBOR: in the
         # default "unified" mode bgpcfgd would regenerate FRR's config from its own templates.
@@ -471,96 +419,54 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     return tables
 
 
-def _ranges(values: list[int]) -> list[str]:
-    """[0, 1, 2, 4, 5, 6, 7] -> ["0-2", "4-7"]: SONiC's range keys for queues and PGs."""
-    out: list[str] = []
-    start = prev = None
-    for v in sorted(values):
-        if start is None or prev is None or v != prev + 1:
-            if start is not None:
-                out.append(str(start) if start == prev else f"{start}-{prev}")
-            start = v
-        prev = v
-    if start is not None:
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-    return out
+def _port_kinds(switch: Switch, ports: list[_Port], names: list[str]) -> dict[str, str]:
+    """Link class per port: node-leaf, leaf-spine or spine-core.
 
-
-def _cable_lengths(switch: Switch, ports: list[_Port], names: list[str],
-                   plan: QosPlan) -> dict[str, int]:
-    """Metres per port for PFC headroom: host links are short, switch-to-switch runs long.
-
-    A spare port takes the length of the role its number has in the port plan (a leaf's first
-    down_ports ports face hosts), so headroom is right when it is cabled later.
+    A spare port takes the class its number has in the port plan (a leaf's first down_ports
+    ports face hosts; a spine's up ports face the core), so headroom is right when it is
+    cabled later.
     """
-    cabled = {p.name: (plan.cable_length_m if p.link.kind == "node-leaf"
-                       else plan.fabric_cable_length_m) for p in ports}
-    out: dict[str, int] = {}
-    for number, name in enumerate(names, start=1):
-        if name in cabled:
-            out[name] = cabled[name]
-        else:
-            host_side = switch.role == "leaf" and number <= switch.down_ports
-            out[name] = plan.cable_length_m if host_side else plan.fabric_cable_length_m
-    return out
+    cabled = {p.name: p.link.kind for p in ports}
+    above = {"leaf": "leaf-spine", "spine": "spine-core", "core": "spine-core"}
+    below = {"leaf": "node-leaf", "spine": "leaf-spine", "core": "spine-core"}
+    # The top tier has no up ports: its spare ports face the tier below.
+    top = switch.up_ports == 0
+    return {name: cabled.get(name) or (below[switch.role] if top or number <= switch.down_ports
+                                       else above[switch.role])
+            for number, name in enumerate(names, start=1)}
 
 
-def _buffer_tables(switch: Switch, plan: QosPlan, lengths: dict[str, int]) -> ConfigDb:
-    names = list(lengths)
-    speed_mbps = plan.speed_gbps * 1000
-    rooms = {m: headroom(plan.speed_gbps, m, plan.mtu) for m in sorted(set(lengths.values()))}
-    profile_of = {m: f"pg_lossless_{speed_mbps}_{m}m_profile" for m in rooms}
-    pools: Table = {
-        "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
-        "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
-        "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
-    }
-    total = SHARED_BUFFER_BYTES.get(switch.model)
-    if total is not None:
-        # Headroom is reserved per lossless PG out of the ingress pool; what is left is shared.
-        reserved = len(plan.pfc_priorities) * sum(rooms[m].size for m in lengths.values())
-        shared = total - reserved
-        if shared <= 0:
-            raise ValueError(f"{switch.name}: PFC headroom ({reserved} B for {len(names)} "
-                             f"ports) exceeds the {total} B buffer; shorten the cables")
-        pools["ingress_lossless_pool"]["size"] = str(shared)
-        pools["egress_lossless_pool"]["size"] = str(total)
-        pools["egress_lossy_pool"]["size"] = str(shared)
-    profiles: Table = {
-        profile_of[m]: {
-            "pool": "ingress_lossless_pool",
-            "xon": str(room.xon),
-            "xoff": str(room.xoff),
-            "size": str(room.size),
-            "dynamic_th": str(DYNAMIC_TH_LOSSLESS_PG),
-        } for m, room in rooms.items()
-    }
-    profiles.update({
-        "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
-                                  "dynamic_th": str(DYNAMIC_TH_LOSSY)},
-        "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
-                                    "dynamic_th": str(DYNAMIC_TH_EGRESS)},
-        # One maximum frame reserved per lossy queue so a burst can always make progress.
-        "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": str(plan.mtu),
-                                 "dynamic_th": str(DYNAMIC_TH_EGRESS)},
-    })
+def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBuffers:
+    """The buffer tables of one SONiC switch and, per port, its headroom and where it is from."""
+    plan = _plan(ctx)
+    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
+    ports = _ports(ctx.fabric, switch, links)
+    return _switch_buffers(switch, ports, _port_table(switch, ports, plan), plan)
+
+
+def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
+                    plan: QosPlan) -> sonic_buffers.SwitchBuffers:
+    names = list(port_table)
+    kinds = _port_kinds(switch, ports, names)
+    lanes = native_lanes(switch.model) // switch.breakout
+    cables = [sonic_buffers.PortCable(
+        name=name, admin_up=port_table[name]["admin_status"] == "up",
+        speed_gbps=int(port_table[name]["speed"]) // 1000, lanes=lanes,
+        cable_m=plan.cable_m(kinds[name]), kind=kinds[name]) for name in names]
     lossless_pgs = sorted(set(plan.pfc_priorities))
-    lossy_pgs = sorted(set(plan.priority_to_pg) - set(lossless_pgs))
     lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
-    lossy_queues = [q for q in _QUEUES if q not in lossless_queues]
-    pgs: Table = {}
-    queues: Table = {}
-    for name in names:
-        for key in _ranges(lossy_pgs):
-            pgs[f"{name}|{key}"] = {"profile": "ingress_lossy_profile"}
-        for key in _ranges(lossless_pgs):
-            pgs[f"{name}|{key}"] = {"profile": profile_of[lengths[name]]}
-        for key in _ranges(lossy_queues):
-            queues[f"{name}|{key}"] = {"profile": "egress_lossy_profile"}
-        for key in _ranges(lossless_queues):
-            queues[f"{name}|{key}"] = {"profile": "egress_lossless_profile"}
-    return {"BUFFER_POOL": pools, "BUFFER_PROFILE": profiles, "BUFFER_PG": pgs,
-            "BUFFER_QUEUE": queues}
+    requested = plan.buffer_model if plan.buffer_model in ("traditional", "dynamic") else "auto"
+    try:
+        return sonic_buffers.switch_buffers(
+            switch.model, switch.breakout, requested,  # type: ignore[arg-type]
+            cables, lossless_pgs=lossless_pgs,
+            lossy_pgs=sorted(set(plan.priority_to_pg) - set(lossless_pgs)),
+            lossless_queues=lossless_queues,
+            lossy_queues=[q for q in _QUEUES if q not in lossless_queues],
+            port_mtu=plan.mtu, map_name=MAP_NAME)
+    except ValueError as exc:
+        # The render stage reports UnsupportedPlan as a plain error (no traceback).
+        raise UnsupportedPlan(f"sonic: {switch.name}: {exc}") from None
 
 
 def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:

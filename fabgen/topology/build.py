@@ -12,8 +12,9 @@ from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
 
+from fabgen.catalog import nodes
 from fabgen.intent.models import Intent
-from fabgen.intent.semantic import expand_device
+from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
 from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
 
@@ -100,15 +101,21 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     data["fabric"] = {"transport": "infiniband" if ib else "roce", "speed": f"{spec.speed}G",
                       "generation": spec.generation if ib else None}
     node = data["cluster"]["node"]
-    node.update(nics=spec.nics, nic_ports=1, port_cages=1)
+    # The node model's map describes its compute ports, not these: plan them as a generic node.
+    node.update(model="generic", nics=spec.nics, nic_ports=1, port_cages=1)
     data["topology"] = {
         "style": "rail-unaware", "leaf": spec.leaf.model_dump(mode="json"),
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
     short = EXTRA_PREFIX[role].rstrip("-")
-    data["hosts"] = {**data["hosts"], "rdma_devices": f"{short}{{dev}}",
-                     "netdevs": f"{short}{{dev}}"}
+    # The model's storage-card ports when it publishes them, else names that say the network.
+    names = nodes.extra_ports(intent, role, spec.nics, data["fabric"]["transport"])
+    rdma, netdevs = names or (f"{short}{{dev}}", f"{short}{{dev}}")
+    data["hosts"] = {**data["hosts"], "rdma_devices": rdma, "netdevs": netdevs,
+                     "bootstrap_interface": None}
+    # The compute fabric's subnet-manager hosts are not on this network.
+    data["infiniband"]["management"]["hosts"] = []
     return Intent.model_validate(data)
 
 
@@ -178,8 +185,12 @@ def _build(intent: Intent, role: str) -> Fabric:
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     dev_count = node.nics * node.nic_ports
     gpus_per_numa = max(1, node.gpus // node.numa_nodes)
-    devices = _expand(intent.hosts.rdma_devices, dev_count, node.nic_ports, topo.planes)
-    netdevs = _expand(intent.hosts.netdevs, dev_count, node.nic_ports, topo.planes)
+    hosts_spec = intent.hosts
+    devices = _expand(hosts_spec.rdma_devices if hosts_spec.rdma_devices is not None
+                      else nodes.PLACEHOLDER_RDMA, dev_count, node.nic_ports, topo.planes)
+    netdevs = _expand(hosts_spec.netdevs if hosts_spec.netdevs is not None
+                      else nodes.PLACEHOLDER_NETDEV, dev_count, node.nic_ports, topo.planes)
+    mapped = nodes.mapped_ports(intent)  # the node model's published port table, if it applies
     for i in range(shape.nodes):
         unit, pos = divmod(i, shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
@@ -198,18 +209,26 @@ def _build(intent: Intent, role: str) -> Fabric:
                 leaf = leaf_names[plane, unit, local]
                 leaf_port = slot * shape.ports_per_node + k + 1
             gpu = nic * node.gpus // node.nics
+            numa = min(gpu // gpus_per_numa, node.numa_nodes - 1)
+            rdma_device, netdev = devices[dev], netdevs[dev]
+            if mapped is not None:
+                facts = mapped[dev]
+                rdma_device, netdev, gpu, numa = facts.rdma, facts.netdev, facts.gpu, facts.numa
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
-                                  rdma_device=devices[dev], netdev=netdevs[dev], gpu=gpu,
-                                  numa=min(gpu // gpus_per_numa, node.numa_nodes - 1),
+                                  rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
                                   address=host_end))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 
+    sm_hosts, sm_host_links = (_sm_hosts(intent, shape, leaf_names, rail_opt)
+                               if role == "compute" else ([], []))
+
     links: list[Link] = []
-    total = len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
+    total = (len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
+             + len(sm_host_links))
     width = max(6, len(str(total)))
     media = _media(intent, shape)
 
@@ -259,6 +278,14 @@ def _build(intent: Intent, role: str) -> Fabric:
                         cable("spine-core", spine, shape.spine_up_offset + up + 1, core,
                               pod * links_sc + k + 1, plane, a_addr, z_addr)
 
+    # The subnet-manager hosts' cables are numbered after every other cable, so adding them
+    # renumbers nothing.
+    sm_links = tuple(
+        Link(id=f"c{len(links) + k + 1:0{width}d}", kind="sm-leaf", a_device=host, a_port=dev,
+             z_device=leaf, z_port=leaf_port, speed_gbps=shape.speed_gbps, plane=plane,
+             media=media["sm-leaf"])
+        for k, (host, dev, leaf, leaf_port, plane) in enumerate(sm_host_links))
+
     fabric = Fabric(
         name=intent.name,
         transport=intent.fabric.transport,
@@ -273,8 +300,10 @@ def _build(intent: Intent, role: str) -> Fabric:
         links=tuple(links),
         tier_facts=_tier_facts(shape),
         bisection_gbps=bisection_gbps(links, shape.planes, shape.tiers, shape.speed_gbps),
-        warnings=tuple(_warnings(intent, shape)),
+        warnings=tuple(_warnings(intent, shape) + _sm_warnings(sm_hosts, sm_links)),
         role=role,
+        sm_hosts=tuple(sm_hosts),
+        sm_links=sm_links,
     )
     fabric.by_name.update((s.name, s) for s in switches)
     return fabric
@@ -289,7 +318,7 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
     """
     full = {(u, local): (shape.leaf_down, shape.leaf_up)
             for u in range(shape.units) for local in range(shape.leaves_per_unit)}
-    installed = shape.nodes - (shape.units - 1) * shape.su_size
+    installed = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
     if intent.topology.full_units or installed == shape.su_size:
         return full
     last = shape.units - 1
@@ -311,6 +340,70 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
     return full
 
 
+def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, int, int], str],
+              rail_opt: bool) -> tuple[list[Host], list[tuple[str, int, str, int, int]]]:
+    """The subnet-manager hosts on the node slots reserved for them at the end of the last
+    unit, and their cables as (host, dev, leaf, leaf port, plane).
+
+    Port j of a host goes to plane j mod planes, onto the next free reserved leaf port of that
+    plane: in a rail-optimized unit a slot is one port on every rail leaf, so consecutive hosts
+    land on different leaves (UFM's HA pair wants its primary and standby "connected to
+    different fabric switches", UFM-SDN Appliance User Manual v4.17, HA prerequisites); in a
+    classic fat-tree a slot is consecutive ports of one leaf.
+    """
+    mgmt = intent.infiniband.management
+    if not shape.reserved_slots:
+        return [], []
+    total = shape.units * shape.su_size
+    nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
+    free: list[list[tuple[str, int, int, int]]] = [[] for _ in range(shape.planes)]
+    for pos in range(total - shape.reserved_slots, total):
+        unit, slot_pos = divmod(pos, shape.su_size)
+        for plane in range(shape.planes):
+            if rail_opt:
+                free[plane] += [(leaf_names[plane, unit, rail], slot_pos + 1, rail, unit)
+                                for rail in range(shape.rails)]
+            else:
+                local, slot = divmod(slot_pos, nodes_per_leaf)
+                free[plane] += [(leaf_names[plane, unit, local],
+                                 slot * shape.ports_per_node + k + 1, 0, unit)
+                                for k in range(shape.ports_per_node)]
+    devices = _expand(mgmt.rdma_devices, mgmt.ports, 1, 1)
+    netdevs = _expand(mgmt.netdevs, mgmt.ports, 1, 1)
+    taken = [0] * shape.planes
+    hosts: list[Host] = []
+    cables: list[tuple[str, int, str, int, int]] = []
+    for i, spec in enumerate(mgmt.hosts):
+        ports: list[HostPort] = []
+        unit = 0
+        for j in range(mgmt.ports):
+            plane = j % shape.planes
+            leaf, leaf_port, rail, unit = free[plane][taken[plane]]
+            taken[plane] += 1
+            ports.append(HostPort(nic=j, port=0, dev=j, rail=rail, plane=plane,
+                                  rdma_device=devices[j], netdev=netdevs[j], gpu=-1, numa=-1))
+            cables.append((spec.name, j, leaf, leaf_port, plane))
+        hosts.append(Host(name=spec.name, index=i + 1, su=unit, ports=tuple(ports)))
+    return hosts, cables
+
+
+def _sm_warnings(hosts: list[Host], links: tuple[Link, ...]) -> list[str]:
+    """A leaf every subnet-manager host hangs from alone is one failure from no SM at all."""
+    if len(hosts) < 2:
+        return []
+    leaves: dict[tuple[str, int], set[str]] = {}
+    for link in links:
+        leaves.setdefault((link.a_device, link.plane), set()).add(link.z_device)
+    out = []
+    for plane in sorted({link.plane for link in links}):
+        sets = [leaves.get((h.name, plane), set()) for h in hosts]
+        if all(len(s) == 1 for s in sets) and len(set.union(*sets)) == 1:
+            out.append(f"every subnet-manager host hangs from {next(iter(sets[0]))} only: one "
+                       "leaf failure leaves the subnet without an SM (give the hosts more "
+                       "ports, or use a rail-optimized fabric)")
+    return out
+
+
 def _expand(value: str | list[str], count: int, nic_ports: int, planes: int) -> list[str]:
     if isinstance(value, list):
         return list(value)
@@ -326,6 +419,7 @@ def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
         "node-leaf": f"{rate} fiber, NIC to leaf",
         "leaf-spine": f"{rate} fiber, leaf to spine",
         "spine-core": f"{rate} fiber, spine to core",
+        "sm-leaf": f"{rate} fiber, subnet manager host to leaf",
     }
 
 
@@ -387,10 +481,13 @@ def _tier_facts(shape: sizing.Shape) -> tuple[TierFacts, ...]:
 
 def _warnings(intent: Intent, shape: sizing.Shape) -> list[str]:
     out: list[str] = []
-    installed_last = shape.nodes - (shape.units - 1) * shape.su_size
+    installed_last = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
     if installed_last < shape.su_size and intent.topology.full_units:
-        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes; "
-                   "its leaves and uplinks are built in full so it can grow without recabling")
+        reserved = (f" (with {shape.reserved_slots} slot(s) of subnet-manager hosts)"
+                    if shape.reserved_slots else "")
+        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} "
+                   f"nodes{reserved}; its leaves and uplinks are built in full so it can grow "
+                   "without recabling")
     elif installed_last < shape.su_size:
         out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes "
                    "and is cabled for them only (full_units: false): growing it adds uplinks")

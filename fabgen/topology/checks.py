@@ -1,7 +1,8 @@
 """Fabric invariants: a built Fabric's cabling is complete, unique, rail-aligned and symmetric.
 
-`check_fabric` reads only `fabric.switches`, `fabric.hosts` and `fabric.links`, so a test (or a
-cabling import) can hand it a modified copy made with `dataclasses.replace(fabric, links=...)`.
+`check_fabric` reads only `fabric.switches`, `fabric.hosts`, `fabric.links` and the subnet-manager
+hosts and cables (`sm_hosts`, `sm_links`), so a test (or a cabling import) can hand it a modified
+copy made with `dataclasses.replace(fabric, links=...)`.
 It runs on fabrics with hundreds of thousands of cables, so every check is a dictionary count over
 the links (one pass each) and never a scan of all links per switch.
 """
@@ -22,7 +23,10 @@ _KIND_ROLES: dict[LinkKind, tuple[Role | None, Role]] = {
     "node-leaf": (None, "leaf"),
     "leaf-spine": ("leaf", "spine"),
     "spine-core": ("spine", "core"),
+    "sm-leaf": (None, "leaf"),
 }
+# Kinds whose lower end is a host port (a_port is its device index, not a switch port).
+_HOST_KINDS: tuple[LinkKind, ...] = ("node-leaf", "sm-leaf")
 # Examples per finding: enough to locate a miscabling by hand, short enough to read.
 _EXAMPLES = 4
 
@@ -63,15 +67,18 @@ def check_fabric(fabric: Fabric, *,
     switches may have; omit it to skip that check.
     """
     switches = {s.name: s for s in fabric.switches}
+    # The subnet-manager hosts' cables share the leaves' host ports with the nodes: they are
+    # checked with them (cabled once, no port reused, within the down-port split).
+    links = fabric.links + fabric.sm_links
     host_ports: dict[tuple[str, int], tuple[Host, HostPort]] = {
-        (h.name, p.dev): (h, p) for h in fabric.hosts for p in h.ports}
+        (h.name, p.dev): (h, p) for h in (*fabric.hosts, *fabric.sm_hosts) for p in h.ports}
     out: list[Finding] = []
-    out += _ends(fabric.links, switches, host_ports)
-    out += _host_ports(fabric.links, host_ports)
-    out += _switch_ports(fabric.links, switches)
+    out += _ends(links, switches, host_ports)
+    out += _host_ports(links, host_ports)
+    out += _switch_ports(links, switches)
     if fabric.rails > 0:
         out += _rails(fabric.links, switches, host_ports)
-    up, down = _tier_links(fabric.links)
+    up, down = _tier_links(links)
     out += _port_plan(fabric.switches, up, down)
     out += _symmetry(fabric, switches, up, "leaf", "spine")
     if fabric.tiers >= 3:
@@ -136,7 +143,7 @@ def _host_ports(links: Iterable[Link],
     """Each NIC port has exactly one cable: a missing one is a lost rail, a second one a typo."""
     cables: dict[tuple[str, int], list[Link]] = defaultdict(list)
     for link in links:
-        if link.kind == "node-leaf":
+        if link.kind in _HOST_KINDS:
             cables[link.a_device, link.a_port].append(link)
     out: list[Finding] = []
     for (host, dev), (_, port) in host_ports.items():
@@ -157,7 +164,7 @@ def _switch_ports(links: Iterable[Link], switches: dict[str, Switch]) -> list[Fi
     out: list[Finding] = []
     for link in links:
         ends = [(link.z_device, link.z_port)]
-        if link.kind != "node-leaf":  # a host's a_port is its device index, not a switch port
+        if link.kind not in _HOST_KINDS:  # a host's a_port is its device index, not a port
             ends.append((link.a_device, link.a_port))
         for device, port in ends:
             users[device, port].append(link.id)
@@ -216,7 +223,7 @@ def _tier_links(links: Iterable[Link]) -> tuple[dict[str, Counter[str]], dict[st
     up: dict[str, Counter[str]] = defaultdict(Counter)
     down: Counter[str] = Counter()
     for link in links:
-        if link.kind != "node-leaf":
+        if link.kind not in _HOST_KINDS:
             up[link.a_device][link.z_device] += 1
         down[link.z_device] += 1
     return up, down

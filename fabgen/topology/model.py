@@ -8,7 +8,9 @@ from ipaddress import IPv4Address, IPv4Interface
 from typing import Literal
 
 Role = Literal["leaf", "spine", "core"]
-LinkKind = Literal["node-leaf", "leaf-spine", "spine-core"]
+# sm-leaf: a cable from a dedicated subnet-manager (UFM) host to a reserved leaf port; those
+# cables live in Fabric.sm_links, apart from the compute fabric's `links`.
+LinkKind = Literal["node-leaf", "leaf-spine", "spine-core", "sm-leaf"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
 
@@ -45,8 +47,8 @@ class HostPort:
     plane: int
     rdma_device: str
     netdev: str
-    gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA)
-    numa: int
+    gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA); -1: no GPU
+    numa: int  # -1: not planned (a subnet-manager host's port)
     address: IPv4Interface | None = None  # RoCE: the host end of its /31
 
 
@@ -108,6 +110,11 @@ class Fabric:
     warnings: tuple[str, ...] = ()
     role: str = "compute"  # compute | storage | management
     extras: tuple[Fabric, ...] = ()  # separate storage/management networks (cabling and BoM)
+    # InfiniBand: the dedicated hosts of the subnet manager (UFM, sharp_am) on reserved leaf
+    # ports, master first. Kept apart from hosts/links: they carry no GPU traffic, so NCCL,
+    # bisection and what-if never count them; cabling, OpenSM and verify-cabling do.
+    sm_hosts: tuple[Host, ...] = ()
+    sm_links: tuple[Link, ...] = ()
     by_name: dict[str, Switch] = field(default_factory=dict, compare=False, repr=False)
 
     def switches_of(self, role: Role) -> tuple[Switch, ...]:

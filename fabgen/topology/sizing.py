@@ -72,6 +72,9 @@ class Shape:
     core_groups: int  # = spines_per_pod in a 3-tier fabric
     cores_per_group: int
     spine_core_links: int  # parallel links per spine-core pair
+    # Node slots at the end of the last unit given to the subnet-manager hosts (InfiniBand):
+    # units are sized for nodes + reserved_slots, as NVIDIA's SuperPOD gives a DGX slot to UFM.
+    reserved_slots: int = 0
 
     @property
     def leaves(self) -> int:
@@ -199,6 +202,20 @@ def _upper_count(lower: int, up_min: int, up_max: int, upper_down: int,
     return None
 
 
+def management_slots(intent: Intent, ports_per_node: int) -> int:
+    """Node slots the dedicated subnet-manager hosts take (InfiniBand only).
+
+    A slot is what one node uses on each plane: `ports_per_node` leaf ports (one per rail leaf,
+    or consecutive ports of one leaf in a classic fat-tree). Each host's ports are spread over
+    the planes, so the hosts need hosts x ports / planes of them per plane.
+    """
+    if intent.fabric.transport != "infiniband":
+        return 0
+    mgmt = intent.infiniband.management
+    per_plane = len(mgmt.hosts) * math.ceil(mgmt.ports / intent.topology.planes)
+    return math.ceil(per_plane / max(ports_per_node, 1))
+
+
 def shape(intent: Intent) -> Shape:
     """Size the fabric, or raise SizingError saying what does not fit and what would."""
     topo = intent.topology
@@ -213,6 +230,9 @@ def shape(intent: Intent) -> Shape:
 
     ports_per_node = node.nics * node.nic_ports // topo.planes
     nodes = intent.cluster.nodes
+    reserved = management_slots(intent, ports_per_node)
+    slots = nodes + reserved  # what the units are sized for
+    what = f"{nodes} nodes" + (f" and {reserved} subnet-manager host slot(s)" if reserved else "")
     ratio_leaf, ratio_spine = topo.oversubscription.leaf, topo.oversubscription.spine
 
     # Leaf capacity in host ports at the requested oversubscription.
@@ -220,7 +240,7 @@ def shape(intent: Intent) -> Shape:
     if topo.style == "rail-optimized":
         rails = ports_per_node
         su_cap = max_down  # one port per node per rail leaf
-        su = topo.scalable_unit or min(su_cap, nodes)
+        su = topo.scalable_unit or min(su_cap, slots)
         if su > su_cap:
             raise SizingError(
                 f"a scalable unit of {su} nodes needs {su} host ports per rail leaf, but a "
@@ -237,7 +257,7 @@ def shape(intent: Intent) -> Shape:
                 "host ports", ("topology", "leaf"))
         nodes_per_leaf = max_down // ports_per_node
         default_su = nodes_per_leaf * ports_per_node
-        su = topo.scalable_unit or min(default_su, max(nodes, 1))
+        su = topo.scalable_unit or min(default_su, max(slots, 1))
         leaves_per_unit = math.ceil(su / nodes_per_leaf)
         su = min(su, leaves_per_unit * nodes_per_leaf)
         rails = leaves_per_unit
@@ -245,23 +265,23 @@ def shape(intent: Intent) -> Shape:
     leaf_down, leaf_up = split_ports(leaf.radix, leaf_down, ratio_leaf, leaf.cage_ports)
     leaf_up_offset = align(leaf_down, leaf.cage_ports)
     up_max = leaf.radix - leaf_up_offset
-    units = math.ceil(nodes / su)
+    units = math.ceil(slots / su)
     # Two tiers: every leaf of a plane reaches every spine.
     two = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine.radix, topo.min_spines)
     if topo.tiers == 2 or (topo.tiers == "auto" and two is not None):
         if two is None:
             max_units = max(1, spine.radix // leaves_per_unit)
             raise SizingError(
-                f"{nodes} nodes need {units} scalable units ({units * leaves_per_unit} leaves "
+                f"{what} need {units} scalable units ({units * leaves_per_unit} leaves "
                 f"per plane), but a 2-tier fabric of {spine.model} spines ({spine.radix} ports) "
                 f"reaches at most {spine.radix} leaves with equal links to every spine",
                 ("topology", "tiers"),
-                f"2 tiers fit up to {max_units * su} nodes; use tiers: 3 or auto, or a "
-                "larger-radix spine")
+                f"2 tiers fit up to {max_units * su - reserved} nodes; use tiers: 3 or auto, or "
+                "a larger-radix spine")
         leaf_up, spines, links = two
         return Shape(speed, 2, topo.planes, rails, ports_per_node, su, units, nodes, leaf,
                      spine, None, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units, 1,
-                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0)
+                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0, reserved)
 
     # Three tiers: pods of units under their own spines; spine j of every pod to core group j.
     spine_down, spine_up = split_ports(spine.radix, None, ratio_spine, spine.cage_ports)
@@ -289,13 +309,14 @@ def shape(intent: Intent) -> Shape:
     if cores is None:
         max_pods = core.radix
         raise SizingError(
-            f"{nodes} nodes need {pods} pods, but {core.model} core switches ({core.radix} "
+            f"{what} need {pods} pods, but {core.model} core switches ({core.radix} "
             f"ports) reach at most {max_pods} pods with equal links to every pod",
             ("cluster", "nodes"),
-            f"3 tiers of these switches fit up to {max_pods * units_per_pod * su} nodes; "
+            f"3 tiers of these switches fit up to {max_pods * units_per_pod * su - reserved} "
+            "nodes; "
             "use larger-radix switches or more planes")
     spine_up, cores_per_group, core_links = cores
     return Shape(speed, 3, topo.planes, rails, ports_per_node, su, units, nodes, leaf, spine,
                  core, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units_per_pod, pods,
                  spines_per_pod, links, spine_down, spine_up, spine_up_offset, spines_per_pod,
-                 cores_per_group, core_links)
+                 cores_per_group, core_links, reserved)

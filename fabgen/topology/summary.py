@@ -8,7 +8,6 @@ devices by tier, plane and scalable unit/pod so a picture of a 100k-GPU fabric s
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,10 +17,13 @@ from fabgen import catalog
 from fabgen.catalog.ports import cage_of
 from fabgen.intent.models import Intent
 from fabgen.intent.units import format_ratio
+from fabgen.natural import natural_key
 from fabgen.topology.model import ROLES, Fabric, LinkKind, Role, Switch
 
 __all__ = [
+    "ALL_LINK_KINDS",
     "LINK_KINDS",
+    "SM_GROUP_ID",
     "FabricView",
     "Group",
     "GroupEdge",
@@ -36,15 +38,11 @@ __all__ = [
 ]
 
 LINK_KINDS: tuple[LinkKind, ...] = ("node-leaf", "leaf-spine", "spine-core")
+# Drawing and table order of every kind, the subnet-manager hosts' cables beside the nodes'.
+ALL_LINK_KINDS: tuple[LinkKind, ...] = ("node-leaf", "sm-leaf", "leaf-spine", "spine-core")
+# Group id of the subnet-manager hosts' box (drawn in the nodes' row).
+SM_GROUP_ID = "sm_hosts"
 GroupRole = Literal["hosts", "leaf", "spine", "core"]
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that orders `Ethernet2` before `Ethernet10` (digit runs compare as numbers)."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part)
-                 for part in _DIGITS.split(text) if part)
 
 
 def ratio_text(ratio: Fraction | None) -> str | None:
@@ -78,8 +76,8 @@ def transceivers(fabric: Fabric, intent: Intent) -> dict[str, int]:
     """
     switches = switch_lookup(fabric)
     used: dict[str, set[int]] = {}
-    for link in fabric.links:
-        ends = ((link.z_device, link.z_port),) if link.kind == "node-leaf" else (
+    for link in (*fabric.links, *fabric.sm_links):
+        ends = ((link.z_device, link.z_port),) if link.kind in ("node-leaf", "sm-leaf") else (
             (link.a_device, link.a_port), (link.z_device, link.z_port))
         for device, port in ends:
             used.setdefault(device, set()).add(cage_of(switches[device], port))
@@ -115,7 +113,9 @@ def summarize(fabric: Fabric, intent: Intent) -> dict[str, Any]:
         "su_size": fabric.su_size,
         "switches": {role: role_count.get(role, 0) for role in ROLES},
         "switch_models": {role: facts[role].model if role in facts else None for role in ROLES},
-        "cables": {kind: cable_count.get(kind, 0) for kind in LINK_KINDS},
+        # InfiniBand adds its subnet-manager hosts' cables (NVIDIA counts "Compute and UFM").
+        "cables": {kind: cable_count.get(kind, 0) for kind in LINK_KINDS}
+        | ({"sm-leaf": len(fabric.sm_links)} if fabric.transport == "infiniband" else {}),
         "transceivers": transceivers(fabric, intent),
         "oversubscription": {
             role: ratio_text(facts[role].oversubscription) if role in facts else None
@@ -132,7 +132,8 @@ def summarize(fabric: Fabric, intent: Intent) -> dict[str, Any]:
             } for extra in fabric.extras
         },
         "warnings": list(fabric.warnings),
-    }
+    } | ({"sm_hosts": [host.name for host in fabric.sm_hosts]}
+         if fabric.transport == "infiniband" else {})
 
 
 # --- grouped view -------------------------------------------------------------------------
@@ -252,12 +253,21 @@ def view(fabric: Fabric, max_groups: int = 16, gpus_per_node: int = 0) -> Fabric
             label=f"nodes SU {_span(min(sus), max(sus))}",
             detail=_plural(count, "node") + gpu_text, members=count))
 
+    if fabric.sm_hosts:
+        ports = sum(len(host.ports) for host in fabric.sm_hosts)
+        groups.append(Group(
+            id=SM_GROUP_ID, role="hosts", plane=None, label="subnet manager",
+            detail=f"{_plural(len(fabric.sm_hosts), 'host')}, {_plural(ports, 'port')}",
+            members=len(fabric.sm_hosts)))
+
     host_su = {host.name: host.su for host in fabric.hosts}
     counts: Counter[tuple[str, str, LinkKind]] = Counter()
-    for link in fabric.links:
+    for link in (*fabric.links, *fabric.sm_links):
         z = switches[link.z_device]
         z_id = group_id(z.role, z.plane, bucket_of(z))
-        if link.kind == "node-leaf":
+        if link.kind == "sm-leaf":
+            a_id = SM_GROUP_ID
+        elif link.kind == "node-leaf":
             a_id = group_id("hosts", None, unit_bucket_of.get(host_su[link.a_device], 0))
         else:
             a = switches[link.a_device]
@@ -265,7 +275,7 @@ def view(fabric: Fabric, max_groups: int = 16, gpus_per_node: int = 0) -> Fabric
         counts[a_id, z_id, link.kind] += 1
     order = {g.id: i for i, g in enumerate(groups)}
     edges = sorted(counts.items(),
-                   key=lambda item: (LINK_KINDS.index(item[0][2]), order[item[0][1]],
+                   key=lambda item: (ALL_LINK_KINDS.index(item[0][2]), order[item[0][1]],
                                      order[item[0][0]]))
     return FabricView(tuple(groups),
                       tuple(GroupEdge(a, z, kind, n) for (a, z, kind), n in edges))

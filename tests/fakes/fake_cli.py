@@ -78,9 +78,17 @@ def sonic_validate(path: str) -> dict[str, Any]:
     return data
 
 
+def _replace(path: Path, text: str) -> None:
+    """Write a state file whole (temp + rename): a test polling it, or a confirm timer firing
+    while another command runs, never reads it half written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def sonic_write(data: dict[str, Any]) -> None:
     FAKE.mkdir(exist_ok=True)
-    (FAKE / "running.json").write_text(json.dumps(data, indent=4, sort_keys=True) + "\n")
+    _replace(FAKE / "running.json", json.dumps(data, indent=4, sort_keys=True) + "\n")
 
 
 def sonic_running() -> dict[str, Any]:
@@ -122,7 +130,7 @@ def sonic_config(args: list[str]) -> None:
         path = FAKE / "checkpoints" / f"{files[0]}.json"
         if not path.exists():
             fail(f"Checkpoint {files[0]} does not exist")
-        shutil.copy(path, FAKE / "running.json")
+        _replace(FAKE / "running.json", path.read_text())
         print("Config rolled back successfully.")
     elif cmd == "delete-checkpoint":
         (FAKE / "checkpoints" / f"{files[0]}.json").unlink(missing_ok=True)
@@ -149,8 +157,8 @@ def bgp_restart() -> None:
         text = text + ("" if text.endswith("\n") or not text else "\n") + \
             "\n".join(FPM_LINES) + "\n"
         FRR_FILE.parent.mkdir(parents=True, exist_ok=True)
-        FRR_FILE.write_text(text)
-    (FAKE / "frr-running.conf").write_text(text)
+        _replace(FRR_FILE, text)
+    _replace(FAKE / "frr-running.conf", text)
 
 
 def systemctl(args: list[str]) -> None:
@@ -198,7 +206,7 @@ def nv_expire() -> None:
     if path.exists():
         state = json.loads(path.read_text())
         if time.time() >= state["deadline"]:
-            (FAKE / "applied.yaml").write_text(state["previous"])
+            _replace(FAKE / "applied.yaml", state["previous"])
             path.unlink()
 
 
@@ -273,7 +281,7 @@ def nv_config(args: list[str]) -> None:
         if text is None:
             fail(f"File {rest[0] if rest else ''!r} not found")
         nv_validate(text)
-        pending.write_text(text)
+        _replace(pending, text)
         print("Loading config file: ... done")
     elif cmd == "diff":
         if pending.exists():
@@ -294,7 +302,7 @@ def nv_config(args: list[str]) -> None:
             if not confirm_file.exists():
                 fail("No pending apply to confirm")
             if "--confirm-no" in rest:
-                applied.write_text(json.loads(confirm_file.read_text())["previous"])
+                _replace(applied, json.loads(confirm_file.read_text())["previous"])
             confirm_file.unlink()
             return
         if confirm_file.exists():
@@ -304,7 +312,7 @@ def nv_config(args: list[str]) -> None:
             return
         confirm("Are you sure?", rest)
         previous = applied.read_text()
-        applied.write_text(pending.read_text())
+        _replace(applied, pending.read_text())
         pending.unlink()
         if "--confirm" in rest:
             m = re.fullmatch(r"(\d+)([smh]?)", rest[rest.index("--confirm") + 1])

@@ -13,16 +13,18 @@
 #                     without this flag (they are printed instead)
 #   --host NAME       read hosts/NAME.env next to this script (default: the short host name)
 #   --host-file PATH  read the per-host data from PATH
-# FABGEN_SYSFS_ROOT (default empty) is prefixed to every /sys path, for tests on a fake sysfs.
+# FABGEN_SYSFS_ROOT (default empty) is prefixed to every /sys and /proc path, for tests on a fake
+# root.
 set -euo pipefail
 
 # ---- data: the profile's rails and the values the fabric expects --------------------------
 FABRIC="roce-256"
 # Compute rails in rail order (the order of NCCL_IB_HCA): name, netdev, RDMA device, its port,
 # and the adapter's physical port (mlxconfig *_P<n>).
+# Device names: the NVIDIA DGX H100 port table (DGX H100/H200 User Guide, Tables 5 and 6).
 RAIL_NAMES=("rail0" "rail1" "rail2" "rail3" "rail4" "rail5" "rail6" "rail7")
-RAIL_NETDEVS=("rdma0" "rdma1" "rdma2" "rdma3" "rdma4" "rdma5" "rdma6" "rdma7")
-RAIL_RDMA_DEVICES=("mlx5_0" "mlx5_1" "mlx5_2" "mlx5_3" "mlx5_4" "mlx5_5" "mlx5_6" "mlx5_7")
+RAIL_NETDEVS=("enp24s0np0" "enp64s0np0" "enp79s0np0" "enp94s0np0" "enp154s0np0" "enp192s0np0" "enp206s0np0" "enp220s0np0")
+RAIL_RDMA_DEVICES=("mlx5_0" "mlx5_3" "mlx5_4" "mlx5_5" "mlx5_6" "mlx5_9" "mlx5_10" "mlx5_11")
 RAIL_IB_PORTS=(1 1 1 1 1 1 1 1)
 RAIL_FW_PORTS=(1 1 1 1 1 1 1 1)
 # Firmware port type: LINK_TYPE_P<n>=2 (Ethernet).
@@ -87,6 +89,7 @@ while (($# > 0)); do
 done
 
 SYS="${FABGEN_SYSFS_ROOT:-}/sys"
+PROC="${FABGEN_SYSFS_ROOT:-}/proc"
 
 step() { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
@@ -152,10 +155,50 @@ if ((!DRY_RUN)); then
   done
 fi
 
-step "GPUDirect RDMA: nvidia_peermem"
-if [[ -d "$SYS/module/nvidia_peermem" ]]; then
-  note "already loaded"
+# GPUDirect RDMA needs a kernel path from the NIC into GPU memory. NCCL takes either of two
+# (NCCL src/transport/net_ib/gdr.cc and src/init.cc dmaBufSupported): a peer-memory module
+# (nvidia_peermem, or the older nv_peer_mem), or from NCCL 2.13 on DMA-BUF, which NVIDIA
+# recommends and which needs no module: Linux 5.12 or later and the NVIDIA open GPU kernel
+# module (its first release, R515, brings the CUDA 11.7 driver DMA-BUF also needs) (GPU
+# Operator documentation, "GPUDirect RDMA and GPUDirect Storage", common prerequisites).
+gdr_peermem() {
+  [[ -d "$SYS/module/nvidia_peermem" || -e "$SYS/kernel/mm/memory_peers/nv_mem/version" ]]
+}
+# gdr_dmabuf: succeeds when DMA-BUF can carry GPUDirect RDMA; GDR_WHY says what was found.
+gdr_dmabuf() {
+  local release="" driver="" kernel_ok=0 open_ok=0
+  if [[ -r "$PROC/sys/kernel/osrelease" ]]; then
+    IFS= read -r release <"$PROC/sys/kernel/osrelease" || true
+  fi
+  if [[ -r "$PROC/driver/nvidia/version" ]]; then
+    IFS= read -r driver <"$PROC/driver/nvidia/version" || true
+  fi
+  if [[ "$release" =~ ^([0-9]+)\.([0-9]+) ]] &&
+    ((BASH_REMATCH[1] > 5 || (BASH_REMATCH[1] == 5 && BASH_REMATCH[2] >= 12))); then
+    kernel_ok=1
+    GDR_WHY="Linux $release"
+  else
+    GDR_WHY="Linux ${release:-unknown} (DMA-BUF needs 5.12 or later)"
+  fi
+  if [[ "$driver" == *"Open Kernel Module"* ]]; then
+    open_ok=1
+    GDR_WHY+=", NVIDIA open GPU kernel module"
+  elif [[ -n "$driver" ]]; then
+    GDR_WHY+=", NVIDIA proprietary GPU kernel module (DMA-BUF needs the open one)"
+  else
+    GDR_WHY+=", no NVIDIA GPU driver loaded ($PROC/driver/nvidia/version missing)"
+  fi
+  ((kernel_ok && open_ok))
+}
+
+step "GPUDirect RDMA"
+GDR_WHY=""
+if gdr_peermem; then
+  note "nvidia_peermem is loaded"
+elif gdr_dmabuf; then
+  note "DMA-BUF ($GDR_WHY): NCCL 2.13 and later use it; nvidia_peermem is not needed"
 else
+  note "no DMA-BUF ($GDR_WHY): loading nvidia_peermem"
   run modprobe nvidia_peermem
 fi
 

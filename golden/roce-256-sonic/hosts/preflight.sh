@@ -11,20 +11,25 @@
 #   --dry-run         list the checks and what each reads, read nothing
 #   --host NAME       read hosts/NAME.env next to this script (default: the short host name)
 #   --host-file PATH  read the per-host data from PATH
-# FABGEN_SYSFS_ROOT (default empty) is prefixed to every /sys path, for tests on a fake sysfs.
+# FABGEN_SYSFS_ROOT (default empty) is prefixed to every /sys and /proc path, for tests on a fake
+# root.
 set -euo pipefail
 
 # ---- data: what the fabric expects of every host of the profile ---------------------------
 FABRIC="roce-256"
 # Compute rails in rail order: name, netdev, RDMA device and port, local GPU, its NUMA node.
+# Device names: the NVIDIA DGX H100 port table (DGX H100/H200 User Guide, Tables 5 and 6).
 RAIL_NAMES=("rail0" "rail1" "rail2" "rail3" "rail4" "rail5" "rail6" "rail7")
-RAIL_NETDEVS=("rdma0" "rdma1" "rdma2" "rdma3" "rdma4" "rdma5" "rdma6" "rdma7")
-RAIL_RDMA_DEVICES=("mlx5_0" "mlx5_1" "mlx5_2" "mlx5_3" "mlx5_4" "mlx5_5" "mlx5_6" "mlx5_7")
+RAIL_NETDEVS=("enp24s0np0" "enp64s0np0" "enp79s0np0" "enp94s0np0" "enp154s0np0" "enp192s0np0" "enp206s0np0" "enp220s0np0")
+RAIL_RDMA_DEVICES=("mlx5_0" "mlx5_3" "mlx5_4" "mlx5_5" "mlx5_6" "mlx5_9" "mlx5_10" "mlx5_11")
 RAIL_IB_PORTS=(1 1 1 1 1 1 1 1)
 RAIL_GPUS=(0 1 2 3 4 5 6 7)
 RAIL_NUMA=(0 0 0 0 1 1 1 1)
 # NUMA nodes per host (cluster.node.numa_nodes); with one, the kernel may report -1.
 NUMA_NODES=2
+# The interface NCCL bootstraps over (NCCL_SOCKET_IFNAME): the NVIDIA DGX H100's in-band bond of
+# enp170s0f1np1 and enp41s0f1np1.
+BOOTSTRAP_IF="bond0"
 # Every rail's port: this link layer, ACTIVE, at this rate (Gb/s, as sysfs "rate" starts).
 LINK_LAYER="Ethernet"
 SPEED_GBPS=400
@@ -65,6 +70,7 @@ while (($# > 0)); do
 done
 
 SYS="${FABGEN_SYSFS_ROOT:-}/sys"
+PROC="${FABGEN_SYSFS_ROOT:-}/proc"
 CHECKS=0
 FAILS=0
 
@@ -80,6 +86,41 @@ value() {
   local line=""
   if [[ -r "$1" ]]; then IFS= read -r line <"$1" || true; fi
   printf '%s' "$line"
+}
+# GPUDirect RDMA needs a kernel path from the NIC into GPU memory. NCCL takes either of two
+# (NCCL src/transport/net_ib/gdr.cc and src/init.cc dmaBufSupported): a peer-memory module
+# (nvidia_peermem, or the older nv_peer_mem), or from NCCL 2.13 on DMA-BUF, which NVIDIA
+# recommends and which needs no module: Linux 5.12 or later and the NVIDIA open GPU kernel
+# module (its first release, R515, brings the CUDA 11.7 driver DMA-BUF also needs) (GPU
+# Operator documentation, "GPUDirect RDMA and GPUDirect Storage", common prerequisites).
+gdr_peermem() {
+  [[ -d "$SYS/module/nvidia_peermem" || -e "$SYS/kernel/mm/memory_peers/nv_mem/version" ]]
+}
+# gdr_dmabuf: succeeds when DMA-BUF can carry GPUDirect RDMA; GDR_WHY says what was found.
+gdr_dmabuf() {
+  local release="" driver="" kernel_ok=0 open_ok=0
+  if [[ -r "$PROC/sys/kernel/osrelease" ]]; then
+    IFS= read -r release <"$PROC/sys/kernel/osrelease" || true
+  fi
+  if [[ -r "$PROC/driver/nvidia/version" ]]; then
+    IFS= read -r driver <"$PROC/driver/nvidia/version" || true
+  fi
+  if [[ "$release" =~ ^([0-9]+)\.([0-9]+) ]] &&
+    ((BASH_REMATCH[1] > 5 || (BASH_REMATCH[1] == 5 && BASH_REMATCH[2] >= 12))); then
+    kernel_ok=1
+    GDR_WHY="Linux $release"
+  else
+    GDR_WHY="Linux ${release:-unknown} (DMA-BUF needs 5.12 or later)"
+  fi
+  if [[ "$driver" == *"Open Kernel Module"* ]]; then
+    open_ok=1
+    GDR_WHY+=", NVIDIA open GPU kernel module"
+  elif [[ -n "$driver" ]]; then
+    GDR_WHY+=", NVIDIA proprietary GPU kernel module (DMA-BUF needs the open one)"
+  else
+    GDR_WHY+=", no NVIDIA GPU driver loaded ($PROC/driver/nvidia/version missing)"
+  fi
+  ((kernel_ok && open_ok))
 }
 # parse_qos OUTPUT: QOS_TRUST, QOS_PFC ("0,0,0,1,...") and DSCP_PRIO[dscp] from `mlnx_qos -i`.
 declare -A DSCP_PRIO=()
@@ -132,7 +173,11 @@ fi
 if ((DRY_RUN)); then
   printf 'dry run: the checks of fabric %s and what each reads (nothing is read now)\n' "$FABRIC"
   printf '  per-host data: %s\n' "$HOST_FILE"
-  printf '  GPUDirect RDMA: %s\n' "$SYS/module/nvidia_peermem"
+  printf '  GPUDirect RDMA: %s, else DMA-BUF: %s, %s\n' "$SYS/module/nvidia_peermem" \
+    "$PROC/sys/kernel/osrelease" "$PROC/driver/nvidia/version"
+  if [[ -n "$BOOTSTRAP_IF" ]]; then
+    printf '  bootstrap interface: %s\n' "$SYS/class/net/$BOOTSTRAP_IF/operstate"
+  fi
   for i in "${!RAIL_NETDEVS[@]}"; do
     ib="$SYS/class/infiniband/${RAIL_RDMA_DEVICES[i]}"
     port="${RAIL_IB_PORTS[i]}"
@@ -159,10 +204,22 @@ printf 'preflight of %s, fabric %s\n' "$HOST_NAME" "$FABRIC"
 HAVE_MLNX_QOS=0
 if command -v mlnx_qos >/dev/null; then HAVE_MLNX_QOS=1; fi
 
-if [[ -d "$SYS/module/nvidia_peermem" ]]; then
-  ok "nvidia_peermem loaded (GPUDirect RDMA)"
+GDR_WHY=""
+if gdr_peermem; then
+  ok "GPUDirect RDMA: nvidia_peermem loaded"
+elif gdr_dmabuf; then
+  ok "GPUDirect RDMA: DMA-BUF ($GDR_WHY); NCCL 2.13 and later need no nvidia_peermem"
 else
-  fail "nvidia_peermem not loaded: no GPUDirect RDMA, NCCL would stage through host memory"
+  fail "GPUDirect RDMA: no nvidia_peermem and no DMA-BUF ($GDR_WHY): NCCL would stage through host memory"
+fi
+
+if [[ -z "$BOOTSTRAP_IF" ]]; then
+  ok "bootstrap interface: not pinned, NCCL picks one (NCCL_SOCKET_IFNAME unset)"
+elif [[ -e "$SYS/class/net/$BOOTSTRAP_IF" ]]; then
+  expect "bootstrap interface $BOOTSTRAP_IF (NCCL_SOCKET_IFNAME) state" "up" \
+    "$(value "$SYS/class/net/$BOOTSTRAP_IF/operstate")"
+else
+  fail "bootstrap interface $BOOTSTRAP_IF (NCCL_SOCKET_IFNAME) missing: NCCL fails at init without it"
 fi
 
 for i in "${!RAIL_NETDEVS[@]}"; do

@@ -1,0 +1,136 @@
+"""ANTA target: `verify/anta-catalog.yaml`, the post-deploy checks of every EOS switch.
+
+ANTA (Arista Network Test Automation, the `anta` package) runs a catalog of tests against an
+inventory of EOS devices. Each test here is scoped to one switch by a tag filter; ANTA tags
+every inventory device with its own name (anta/device.py, `self.tags.add(self.name)`), so an
+inventory whose device names are the switch names needs no tags of its own.
+
+Every test name and input is one of ANTA 1.10's (anta/tests/interfaces.py, connectivity.py,
+routing/bgp.py, configuration.py); the tests load the rendered file with ANTA's own catalog
+parser. ANTA has no PFC watchdog test: the watchdog's configuration is checked with
+VerifyRunningConfigLines, its triggers by the `PfcWatchdogTriggered` alert (alerts target).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from fabgen.intent.models import MonitoringSpec
+from fabgen.qos import QosPlan
+from fabgen.targets import eos
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.verify.expect import ExpectedSwitch, expected_switches
+
+__all__ = ["CATALOG", "TARGET", "AntaTarget", "catalog_data", "catalog_text"]
+
+CATALOG = "verify/anta-catalog.yaml"
+# Egress counters are read per unicast queue: RoCE is unicast, and on Strata switches (7060X6)
+# unicast and multicast queues are separate (see eos.QUEUE_COMMAND).
+_QUEUE_TYPES = ["unicast"]
+# Characters with a meaning in a Python regex; only these are escaped so the pattern stays
+# readable (re.escape would escape every space and dash too).
+_REGEX_SPECIALS = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+class AntaTarget:
+    name = "anta"
+    description = "ANTA test catalog of the EOS switches (verify/anta-catalog.yaml)"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return ctx.qos is not None and any(s.platform == "eos" for s in ctx.fabric.switches)
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        if ctx.qos is None:
+            raise ValueError("the anta target renders RoCE fabrics only")
+        switches = [s for s in expected_switches(ctx.fabric, ctx.qos) if s.platform == "eos"]
+        data = catalog_data(switches, ctx.qos, ctx.intent.monitoring)
+        return {CATALOG: catalog_text(data, ctx.fabric.name)}
+
+
+TARGET = AntaTarget()
+
+
+def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan,
+                 limits: MonitoringSpec) -> dict[str, list[dict[str, Any]]]:
+    """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch."""
+    modules: dict[str, list[dict[str, Any]]] = {
+        "anta.tests.interfaces": [],
+        "anta.tests.connectivity": [],
+        "anta.tests.routing.bgp": [],
+        "anta.tests.configuration": [],
+    }
+    watchdog = _watchdog_lines(plan)
+    for sw in switches:
+        scope = {"filters": {"tags": [sw.name]}}
+        names = [p.name for p in sw.ports]
+        interfaces = modules["anta.tests.interfaces"]
+        interfaces.append({"VerifyInterfacesStatus": {
+            "interfaces": [{"name": p.name, "status": "up", "line_protocol_status": "up",
+                            "description": f"to {p.peer} {p.peer_port}"} for p in sw.ports],
+            **scope}})
+        interfaces.append({"VerifyInterfacesSpeed": {
+            "interfaces": [{"name": p.name, "speed": p.speed_gbps} for p in sw.ports],
+            **scope}})
+        # Routed fabric ports carry the plan's MTU; Loopback/Management are ANTA's defaults to
+        # ignore, and uncabled ports are switchports, which VerifyL3MTU skips.
+        interfaces.append({"VerifyL3MTU": {"mtu": sw.mtu, **scope}})
+        interfaces.append({"VerifyInterfaceErrors": {"interfaces": names, **scope}})
+        interfaces.append({"VerifyInterfacesPFCCounters": {
+            "interfaces": names, "counters_threshold": limits.verify_pfc_frames_max, **scope}})
+        # Only the RDMA queue has ECN configured; ANTA skips queues without it ("-").
+        interfaces.append({"VerifyInterfacesECNCounters": {
+            "interfaces": names, "counters_threshold": limits.verify_ecn_marks_max, **scope}})
+        # The lossless queue must never drop: a drop there means PFC did not hold.
+        interfaces.append({"VerifyInterfacesEgressQueueDrops": {
+            "interfaces": names, "traffic_classes": [f"TC{plan.rdma.queue}"],
+            "queue_types": _QUEUE_TYPES, "packet_drop_threshold": 0, **scope}})
+        neighbors = [{"port": p.name, "neighbor_device": p.peer,
+                      # ANTA compares one port ID; the peer platform's own (SONiC: its alias).
+                      "neighbor_port": p.peer_port_ids[-1]}
+                     for p in sw.ports if p.peer_is_switch or limits.host_lldp]
+        if neighbors:
+            modules["anta.tests.connectivity"].append({"VerifyLLDPNeighbors": {
+                "require_fqdn": False, "neighbors": neighbors, **scope}})
+        if sw.sessions:
+            modules["anta.tests.routing.bgp"].append({"VerifyBGPPeerSession": {
+                "bgp_peers": [{"peer_address": s.peer_ip, "vrf": "default",
+                               "description": f"{s.peer} AS{s.peer_asn} via {s.port}"}
+                              for s in sw.sessions],
+                **scope}})
+        if watchdog:
+            modules["anta.tests.configuration"].append({"VerifyRunningConfigLines": {
+                "regex_patterns": watchdog, **scope}})
+    return {module: tests for module, tests in modules.items() if tests}
+
+
+def _watchdog_lines(plan: QosPlan) -> list[str]:
+    """Regexes for the PFC watchdog lines the EOS config sets: the same values templates/eos
+    prints, taken from eos._watchdog (timers in seconds), so a drifted config fails the test."""
+    wd = eos._watchdog(plan)
+    if wd is None:
+        return []
+    lines = [f"priority-flow-control pause watchdog default timeout {wd['timeout']}",
+             f"priority-flow-control pause watchdog default recovery-time {wd['recovery_time']}",
+             "priority-flow-control pause watchdog default polling-interval "
+             f"{wd['polling_interval']}",
+             f"priority-flow-control pause watchdog action {wd['action']}"]
+    return ["^" + _REGEX_SPECIALS.sub(r"\\\1", line) + "$" for line in lines]
+
+
+def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
+    header = (f"# fabgen: ANTA catalog of {fabric}'s EOS switches; every test is tagged with the\n"
+              "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
+              "# devices like the switches (ANTA tags each device with its name):\n"
+              "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory inventory.yml table\n")
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=100)
+    return header + body
+
+
+class _Dumper(yaml.SafeDumper):
+    """No YAML anchors: each test's inputs are written out in full."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True

@@ -1,0 +1,164 @@
+"""The report's PFC headroom table: per platform, switch model and port class, what headroom
+the switch gets, from which inputs and formula, and the vendor's published value beside it.
+
+Rows are computed from the same code the switch targets render from (sonic.switch_buffers,
+eos.headroom_notes, NVUE's cable-length rule), so the report cannot claim sizing the configs
+do not have: every row says whether the value is the vendor's, computed on the switch, or not
+sized at all.
+"""
+
+from __future__ import annotations
+
+from fabgen.catalog import buffers
+from fabgen.catalog.buffers import PgProfile
+from fabgen.qos import QosPlan
+from fabgen.targets.base import RenderContext
+from fabgen.topology.model import Switch
+
+__all__ = ["headroom_formulas", "headroom_notes", "headroom_rows"]
+
+_CLASS = {"node-leaf": "host ports", "leaf-spine": "leaf-spine", "spine-core": "spine-core"}
+
+
+def _bytes(p: PgProfile) -> str:
+    text = f"xon {p.xon} / xoff {p.xoff} / size {p.size}"
+    if p.xon_offset is not None:
+        text += f" / xon_offset {p.xon_offset}"
+    return text + " B"
+
+
+def _kinds(ctx: RenderContext, switch: Switch) -> list[str]:
+    kinds = {lk.kind for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)}
+    return sorted(kinds, key=list(_CLASS).index)
+
+
+def _representatives(ctx: RenderContext) -> list[Switch]:
+    """One switch per (platform, role, model, split): they all get the same headroom."""
+    seen: dict[tuple[str, str, str, int], Switch] = {}
+    for switch in ctx.fabric.switches:
+        seen.setdefault((switch.platform, switch.role, switch.model, switch.breakout), switch)
+    return list(seen.values())
+
+
+def _sonic_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    from fabgen.targets import sonic
+
+    result = sonic.switch_buffers(ctx, switch)
+    model = result.model
+    rows = []
+    seen: set[str] = set()
+    for head in result.ports:
+        if head.port.kind in seen:
+            continue
+        seen.add(head.port.kind)
+        base = {"platform": "SONiC", "switch": f"{switch.role} {switch.model}",
+                "class": _CLASS[head.port.kind], "speed": f"{head.port.speed_gbps}G",
+                "cable": f"{head.port.cable_m} m"}
+        d = head.derivation
+        if model is None or model.layout is None or head.profile is None:
+            note = model.note if model is not None else "custom switch: no vendor model"
+            rows.append({**base, "model": f"{result.mode} (platform lookup table)",
+                         "inputs": "-", "formula": "-", "result": "not sized by fabgen",
+                         "vendor": note or "-", "status": "NOT SIZED"})
+            continue
+        if result.mode == "dynamic":
+            how = "dynamic: buffermgrd computes it (buffer_headroom_mellanox.lua)"
+            status = "computed on the switch; value shown as buffermgrd derives it"
+        elif head.rebuilt_by_buffermgrd:
+            how = f"traditional: {model.sku} table row {head.cable_key_m} m"
+            status = "vendor table" if head.sized else "NOT SIZED"
+        elif head.sized:
+            how = f"traditional: past the {model.sku} table, same formula"
+            status = "vendor formula"
+        else:
+            how = f"traditional: {model.sku} longest row"
+            status = "NOT SIZED for this length"
+        vendor = "-"
+        if d is not None and d.vendor is not None:
+            vendor = ("= published row" if d.vendor == head.profile else
+                      f"{model.sku} traditional table ({head.port.cable_m} m): "
+                      f"{_bytes(d.vendor)}")
+        elif model.table is not None and result.mode == "traditional" and head.sized \
+                and head.rebuilt_by_buffermgrd:
+            vendor = "= published row"
+        rows.append({
+            **base,
+            "model": f"{model.family}, {how}",
+            "inputs": "; ".join(f"{k} {v}" for k, v in d.inputs) if d else "Arista table",
+            "formula": "(1) sonic-swss buffer_headroom_mellanox.lua" if d
+            else "vendor table, no public formula",
+            "result": _bytes(head.profile),
+            "vendor": vendor,
+            "status": status,
+        })
+    return rows
+
+
+def _nvue_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    kinds = _kinds(ctx, switch)
+    length = max(plan.cable_m(k) for k in kinds)
+    return [{"platform": "Cumulus NVUE", "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "Cumulus (qos pfc cable-length)",
+             "inputs": f"cable-length {length} m (longest class on this switch)",
+             "formula": "Cumulus internal, not published", "result": "computed on the switch",
+             "vendor": "-", "status": "computed on the switch"} for k in kinds]
+
+
+def _eos_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    model = buffers.model_for(switch.model, switch.breakout)
+    vendor = "-"
+    if model is not None and model.table is not None:
+        speed = switch.speed_gbps * 1000
+        cables = model.table.cables(speed)
+        if cables:
+            vendor = (f"Arista SONiC {model.sku}: "
+                      f"{_bytes(model.table.rows[speed, cables[-1]])} (<= {cables[-1]} m)")
+    return [{"platform": "Arista EOS", "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "EOS default MMU",
+             "inputs": "-", "formula": "no public EOS model", "result": "EOS default",
+             "vendor": vendor, "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
+
+
+def _unmodelled_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+    """A platform without a headroom statement of its own (one added by the platform recipe
+    before its buffer story is written): the report says so instead of implying sizing."""
+    return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
+             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
+             "cable": f"{plan.cable_m(k)} m", "model": "none", "inputs": "-",
+             "formula": f"fabgen has no headroom model for {switch.platform}",
+             "result": "platform default", "vendor": "-", "status": "NOT SIZED"}
+            for k in _kinds(ctx, switch)]
+
+
+def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
+    plan = ctx.qos
+    if plan is None:
+        return []
+    rows: list[dict[str, str]] = []
+    builders = {"sonic": _sonic_rows, "nvue": _nvue_rows, "eos": _eos_rows}
+    for switch in _representatives(ctx):
+        rows.extend(builders.get(switch.platform, _unmodelled_rows)(ctx, switch, plan))
+    return rows
+
+
+def headroom_formulas(rows: list[dict[str, str]]) -> list[str]:
+    """The formulas the table's rows refer to, printed once under it."""
+    from fabgen.catalog.buffers import spectrum
+
+    if any(r["formula"].startswith("(1)") for r in rows):
+        return [f"(1) {spectrum.FORMULA}; rounded up to 1 KiB (ceil1K)"]
+    return []
+
+
+def headroom_notes(plan: QosPlan) -> list[str]:
+    lengths = [f"hosts {plan.cable_length_m} m (also the NICs' mlnx_qos --cable_len)",
+               f"leaf-spine {plan.fabric_cable_length_m} m"]
+    if plan.core_cable_length_m is not None:
+        lengths.append(f"spine-core {plan.core_cable_length_m} m")
+    notes = ["PFC headroom cable lengths: " + ", ".join(lengths)]
+    if plan.cable_defaults:
+        notes.append("Default (not measured) cable lengths: "
+                     + ", ".join(f"qos.{f}" for f in plan.cable_defaults))
+    return notes

@@ -1,0 +1,83 @@
+"""The ANTA catalog loads with ANTA's own catalog parser, every entry is a real ANTA test with
+valid inputs, and its expectations are the plan's (ports, speeds, MTU, LLDP peers, BGP)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anta.tests.connectivity
+import anta.tests.interfaces
+from anta.catalog import AntaCatalog
+
+from fabgen import qos
+from fabgen.intent.loader import load
+from fabgen.render import render
+from fabgen.targets import anta as anta_target
+from fabgen.topology.build import build
+from fabgen.verify.expect import expected_switches
+from tests.conftest import ROOT
+
+MIXED = ROOT / "inventories" / "roce-eos-nvue-2to1.yaml"
+
+
+def _catalog(tmp_path: Path) -> AntaCatalog:
+    files = render(load(MIXED), only=["anta"])
+    path = tmp_path / "catalog.yaml"
+    path.write_text(files[anta_target.CATALOG])
+    return AntaCatalog.parse(path)
+
+
+def test_catalog_parses_with_anta_and_names_real_tests(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    names = {t.test.__name__ for t in catalog.tests}
+    assert names == {"VerifyInterfacesStatus", "VerifyInterfacesSpeed", "VerifyL3MTU",
+                     "VerifyInterfaceErrors", "VerifyInterfacesPFCCounters",
+                     "VerifyInterfacesECNCounters", "VerifyInterfacesEgressQueueDrops",
+                     "VerifyLLDPNeighbors", "VerifyBGPPeerSession", "VerifyRunningConfigLines"}
+    for t in catalog.tests:  # a class of ANTA's own test modules, not a look-alike
+        assert t.test.__module__.startswith("anta.tests."), t.test
+
+
+def test_catalog_checks_the_plan(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    loaded = load(MIXED)
+    plan = qos.plan(loaded.intent)
+    eos = [s for s in expected_switches(build(loaded.intent), plan) if s.platform == "eos"]
+    leaf = eos[0]
+    mine = [t for t in catalog.tests if t.inputs.filters and t.inputs.filters.tags == {leaf.name}]
+    by_name = {t.test.__name__: t.inputs for t in mine}
+    # Every test of every EOS switch is tagged with that switch and nothing else.
+    assert len(catalog.tests) == len(eos) * len(by_name)
+    speed = by_name["VerifyInterfacesSpeed"]
+    assert [(i.name, i.speed) for i in speed.interfaces] == [
+        (p.name, p.speed_gbps) for p in leaf.ports]
+    assert by_name["VerifyL3MTU"].mtu == plan.mtu == 9214
+    lldp = by_name["VerifyLLDPNeighbors"]
+    uplinks = [p for p in leaf.ports if p.peer_is_switch]
+    assert [(n.port, n.neighbor_device, n.neighbor_port) for n in lldp.neighbors] == [
+        (p.name, p.peer, p.peer_port) for p in uplinks]
+    assert uplinks and all(p.peer.startswith("spine-") for p in uplinks)
+    bgp = by_name["VerifyBGPPeerSession"]
+    assert sorted(str(p.peer_address) for p in bgp.bgp_peers) == sorted(
+        s.peer_ip for s in leaf.sessions)
+    queue_drops = by_name["VerifyInterfacesEgressQueueDrops"]
+    assert queue_drops.traffic_classes == [f"TC{plan.rdma.queue}"]
+    assert queue_drops.packet_drop_threshold == 0
+    assert isinstance(lldp, anta.tests.connectivity.VerifyLLDPNeighbors.Input)
+    assert isinstance(speed, anta.tests.interfaces.VerifyInterfacesSpeed.Input)
+
+
+def test_watchdog_patterns_match_the_rendered_eos_config(tmp_path: Path) -> None:
+    import re
+
+    files = render(load(MIXED), only=["eos", "anta"])
+    config = files["eos/leaf-su1-r0.cfg"]
+    catalog = _catalog(tmp_path)
+    lines = next(t.inputs for t in catalog.tests
+                 if t.test.__name__ == "VerifyRunningConfigLines"
+                 and t.inputs.filters.tags == {"leaf-su1-r0"})
+    assert len(lines.regex_patterns) == 4
+    for pattern in lines.regex_patterns:  # as ANTA searches them
+        assert re.compile(pattern, flags=re.MULTILINE).search(config), pattern
+    assert not re.compile(lines.regex_patterns[0], flags=re.MULTILINE).search(
+        config.replace("timeout 0.2", "timeout 0.5"))

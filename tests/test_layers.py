@@ -1,0 +1,160 @@
+"""fabgen's imports follow the layer table of docs/architecture.md, with no circles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.import_graph import (
+    Layer,
+    imports,
+    layer_of,
+    modules,
+    problems,
+    read_layers,
+)
+
+DOC = ROOT / "docs" / "architecture.md"
+
+# Imports that break the rules today, each with the work that removes it. When that work
+# lands, test_known_exceptions_are_still_needed fails until the line is deleted here.
+# (The last one, targets.opensm -> verify_cabling, went when the ibnetdiscover format became
+# one module, fabgen.targets.ibnetdiscover, that both import: issue 17.)
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def _layers() -> list[Layer]:
+    return read_layers(DOC.read_text(encoding="utf-8"))
+
+
+def _layer_name(module: str) -> str | None:
+    layer = layer_of(module, _layers())
+    return layer.name if layer else None
+
+
+def test_fabgen_imports_follow_the_layers_without_circles() -> None:
+    assert problems(modules(ROOT, "fabgen"), _layers(), KNOWN_EXCEPTIONS) == []
+
+
+def test_known_exceptions_are_still_needed() -> None:
+    edges = {(i.importer, i.imported) for i in imports(modules(ROOT, "fabgen"))}
+    stale = sorted(KNOWN_EXCEPTIONS - edges)
+    assert not stale, f"no longer imported, delete from KNOWN_EXCEPTIONS: {stale}"
+
+
+def test_the_table_is_read_and_the_graph_is_real() -> None:
+    """Guards against a check that passes because it reads nothing."""
+    layers = _layers()
+    assert [layer.name for layer in layers][:5] == [
+        "foundation", "intent and catalog", "topology", "qos", "intent loading"]
+    assert [layer.number for layer in layers] == list(range(1, len(layers) + 1))
+    known = modules(ROOT, "fabgen")
+    assert len(known) > 50
+    edges = {(i.importer, i.imported, i.kind) for i in imports(known)}
+    assert ("fabgen.topology.build", "fabgen.intent.names", "module") in edges
+    assert ("fabgen.cli", "fabgen.render", "module") in edges
+    assert ("fabgen.targets.report", "fabgen.whatif", "deferred") in edges
+    assert ("fabgen.intent", "fabgen.intent.loader", "typing") in edges
+    assert _layer_name("fabgen.intent.models") == "intent and catalog"
+    assert _layer_name("fabgen.intent.loader") == "intent loading"
+    assert _layer_name("fabgen.intent") == "intent loading"
+    assert _layer_name("fabgen.catalog.ports") == "topology"
+    assert _layer_name("fabgen") == "foundation"
+    assert _layer_name("fabgen.nowhere") is None  # `fabgen` alone is not a wildcard
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return modules(tmp_path, "pkg")
+
+
+TOY_DOC = """
+## Layers
+
+| # | layer | modules | owns |
+|---|---|---|---|
+| 1 | low | `pkg` `pkg.low` `pkg.sub.base` | |
+| 2 | high | `pkg.high` `pkg.sub.*` | |
+
+## Next
+"""
+
+
+def test_a_lower_layer_importing_a_higher_one_fails(tmp_path: Path) -> None:
+    known = _package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from pkg.high import thing\n",
+        "pkg/high.py": "thing = 1\n",
+    })
+    assert problems(known, read_layers(TOY_DOC)) == [
+        "pkg.low:3 (1 low) imports pkg.high (2 high), a higher layer"]
+    (tmp_path / "pkg" / "high.py").write_text("from pkg import low\nthing = 1\n")
+    assert problems(known, read_layers(TOY_DOC))[1:] == ["import circle: pkg.high <-> pkg.low"]
+
+
+def test_a_circle_hidden_in_a_function_fails(tmp_path: Path) -> None:
+    known = _package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "",
+        "pkg/high.py": "from pkg.sub import other\n",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/other.py": "def late():\n    from pkg import high\n",
+    })
+    assert problems(known, read_layers(TOY_DOC)) == [
+        "import circle: pkg.high <-> pkg.sub.other"]
+    assert problems(known, read_layers(TOY_DOC), {("pkg.sub.other", "pkg.high")}) == []
+
+
+def test_a_package_init_importing_above_its_floor_fails(tmp_path: Path) -> None:
+    known = _package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "",
+        "pkg/high.py": "",
+        "pkg/sub/__init__.py": "from pkg.sub.top import x\n",  # pkg.sub.base is layer 1
+        "pkg/sub/base.py": "",
+        "pkg/sub/top.py": "x = 1\n",
+    })
+    [problem] = problems(known, read_layers(TOY_DOC))
+    assert problem.startswith("pkg.sub:1 (a package __init__) imports pkg.sub.top (2 high) at "
+                              "module level, above its package's lowest layer 1")
+
+
+def test_a_module_in_no_layer_is_named(tmp_path: Path) -> None:
+    known = _package(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/stray.py": ""})
+    assert problems(known, read_layers(TOY_DOC)) == [
+        "pkg.stray is in no layer: add it to the `## Layers` table of docs/architecture.md"]
+
+
+def test_relative_imports_resolve(tmp_path: Path) -> None:
+    known = _package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "from .high import thing\n",
+        "pkg/high.py": "thing = 1\n",
+        "pkg/sub/__init__.py": "from ..low import x\nfrom . import base\n",
+        "pkg/sub/base.py": "",
+    })
+    edges = {(i.importer, i.imported) for i in imports(known)}
+    assert edges == {("pkg.low", "pkg.high"), ("pkg.sub", "pkg.low"), ("pkg.sub", "pkg.sub.base")}
+
+
+def test_the_circle_this_check_replaced_would_fail(tmp_path: Path) -> None:
+    """The real tree with one line put back as it was: topology.build taking expand_device
+    from intent.semantic, which imports topology."""
+    for path in (ROOT / "fabgen").rglob("*.py"):
+        copy = tmp_path / path.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    build = tmp_path / "fabgen" / "topology" / "build.py"
+    text = build.read_text(encoding="utf-8")
+    assert "from fabgen.intent.names import expand_device" in text
+    build.write_text(text.replace("from fabgen.intent.names import expand_device",
+                                  "from fabgen.intent.semantic import expand_device"))
+    found = problems(modules(tmp_path, "fabgen"), _layers(), KNOWN_EXCEPTIONS)
+    assert any(p.startswith("fabgen.topology.build:") and p.endswith(
+        "imports fabgen.intent.semantic (5 intent loading), a higher layer") for p in found)
+    assert any(p.startswith("import circle:") and "fabgen.intent.semantic" in p
+               and "fabgen.topology.build" in p for p in found)

@@ -1,0 +1,140 @@
+"""The telemetry pack: gnmic configs name every switch and the vendor paths, the NVUE snippet
+streams the plan's lossless priority, the InfiniBand exporter reads the node-name-map the OpenSM
+files install, and every metric the alert rules read is one the collectors produce."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabgen import qos
+from fabgen.intent.loader import load
+from fabgen.render import render
+from fabgen.targets import alerts, telemetry
+from tests.conftest import ROOT
+
+
+def _files(name: str, only: list[str] | None = None) -> dict[str, str]:
+    return render(load(ROOT / "inventories" / f"{name}.yaml"), only=only or ["daytwo"])
+
+
+def _yaml(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
+    files = _files("roce-256-sonic")
+    config = _yaml(files[telemetry.GNMIC_SONIC])
+    loaded = load(ROOT / "inventories" / "roce-256-sonic.yaml")
+    from fabgen.topology.build import build
+
+    switches = [s.name for s in build(loaded.intent).switches]
+    assert list(config["targets"]) == switches
+    assert config["targets"]["leaf-su1-r0"] == {
+        "address": "leaf-su1-r0:8080",
+        "event-tags": {"fabric": "roce-256", "platform": "sonic", "role": "leaf"}}
+    paths = {(s["target"], s["paths"][0]) for s in config["subscriptions"].values()}
+    # sonic-gnmi virtual paths (sonic_data_client/virtual_db.go pathTransFuncTbl) and tables.
+    assert paths == {("COUNTERS_DB", "COUNTERS/Ethernet*"),
+                     ("COUNTERS_DB", "COUNTERS/Ethernet*/Queues"),
+                     ("COUNTERS_DB", "COUNTERS/Ethernet*/Pfcwd"),
+                     ("COUNTERS_DB", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups"),
+                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "NEIGH_STATE_TABLE")}
+    output = config["outputs"]["prometheus"]
+    assert (output["metric-prefix"], output["append-subscription-name"]) == ("sonic", True)
+    source = config["processors"]["fabgen-sonic-split"]["event-starlark"]["source"]
+    assert source == telemetry.sonic_split_source() and "def apply(*events)" in source
+
+
+# EOS 4.36.1F image profile (aristanetworks/yang EOS-4.36.1F/arista-nosimageprofile.textproto):
+# each of these leaves is listed with gnmi_rpc subscribe: true.
+EOS_PROFILE_LEAVES = {
+    "/interfaces/interface/ethernet/pfc/priorities/priority/state/in-frames",
+    "/interfaces/interface/ethernet/pfc/priorities/priority/state/out-frames",
+    "/interfaces/interface/ethernet/pfc/priorities/priority/state/all-buffers-octets-max-last-poll",
+    "/interfaces/interface/ethernet/pfc/watchdog/tx-queues/tx-queue/state/stuck-count",
+    "/qos/interfaces/interface/output/queues/queue/state/ecn-marked-pkts",
+    "/qos/interfaces/interface/output/queues/queue/state/dropped-pkts",
+    "/interfaces/interface/state/oper-status",
+    "/interfaces/interface/state/counters/carrier-transitions",
+    "/interfaces/interface/ethernet/state/port-speed",
+    "/network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/"
+    "session-state",
+}
+
+
+def test_gnmic_eos_paths_are_in_arista_profile() -> None:
+    config = _yaml(_files("roce-eos-nvue-2to1")[telemetry.GNMIC_EOS])
+    paths = [p for s in config["subscriptions"].values() for p in s["paths"]]
+    for path in paths:
+        assert any(leaf == path or leaf.startswith(path + "/") for leaf in EOS_PROFILE_LEAVES), path
+    assert {t["event-tags"]["platform"] for t in config["targets"].values()} == {"eos"}
+
+
+def test_nvue_snippet_streams_the_lossless_priority(tmp_path: Path) -> None:
+    text = (ROOT / "inventories" / "roce-eos-nvue-2to1.yaml").read_text()
+    intent = tmp_path / "mixed.yaml"
+    assert "\nmonitoring:" not in text
+    intent.write_text(text + "monitoring:\n  otlp_destination: otel-1\n")
+    loaded = load(intent)
+    files = render(loaded, only=["telemetry"])
+    (doc,) = _yaml(files["nvue/spine-01/telemetry.yaml"])
+    tel = doc["set"]["system"]["telemetry"]
+    assert tel["export"]["otlp"]["grpc"]["destination"] == {"otel-1": {"port": 4317}}
+    assert list(tel["interface-stats"]["switch-priority"]) == [3]
+    assert list(tel["interface-stats"]["ingress-buffer"]["priority-group"]) == [3]
+    queues = list(tel["interface-stats"]["egress-buffer"]["traffic-class"])
+    assert queues == sorted({c.queue for c in qos.plan(loaded.intent).classes})
+    assert {0, 3, 6} <= set(queues)  # default, RoCE, CNP
+    assert tel["label"] == {"device": {"description": "spine-01"}}
+    default = _files("roce-eos-nvue-2to1", ["telemetry"])["nvue/spine-01/telemetry.yaml"]
+    assert "monitoring.otlp_destination is not set" in default
+
+
+def test_infiniband_exporter_reads_the_node_name_map() -> None:
+    # The example names no real GUIDs, so OpenSM gets no node-name-map and the exporter no flag.
+    files = _files("ib-ndr-1024", ["telemetry", "opensm"])
+    options = files["telemetry/infiniband_exporter.sysconfig"]
+    assert 'OPTIONS="--collector.switch --collector.hca"' in options
+    assert "infiniband/node-name-map" not in files
+    # With the real GUIDs (infiniband.guids_file) the exporter reads OpenSM's node-name-map.
+    from fabgen.targets.base import RenderContext
+    from fabgen.topology.build import build
+
+    intent = load(ROOT / "inventories" / "ib-ndr-1024.yaml").intent
+    intent = intent.model_copy(update={"infiniband": intent.infiniband.model_copy(
+        update={"guids_file": "fabric.ibnd"})})
+    named = telemetry.TARGET.render(RenderContext(intent, build(intent)))
+    assert 'OPTIONS="--collector.switch --collector.hca ' \
+           '--ibnetdiscover.node-name-map=/etc/opensm/node-name-map"' in named[
+               "telemetry/infiniband_exporter.sysconfig"]
+
+
+def _metrics(expr: str) -> set[str]:
+    names = set(re.findall(r"\b([a-z][a-z0-9]*_[A-Za-z0-9_]+)(?=\{|\[)", expr))
+    return {n for n in names if not n.startswith(("label_replace", "on_"))}
+
+
+def test_rules_read_only_metrics_the_collectors_produce() -> None:
+    # SONiC: sonic_<event>_<field>, with the events the starlark splitter names.
+    events = set(re.findall(r'"(\w+)"', telemetry.sonic_split_source().split("INDEX_TAG")[0]))
+    events |= {"port"}
+    eos_subscriptions = set(_yaml(_files("roce-eos-nvue-2to1")[telemetry.GNMIC_EOS])
+                            ["subscriptions"])
+    for name in ("roce-256-sonic", "roce-eos-nvue-2to1"):
+        groups = _yaml(_files(name)[alerts.RULES])["groups"]
+        for group in groups:
+            for rule in group["rules"]:
+                for metric in _metrics(rule["expr"]):
+                    platform = group["name"].rsplit("-", 1)[1]
+                    if platform == "sonic":
+                        assert any(metric.startswith(f"sonic_{e}_") for e in events), metric
+                    elif platform == "eos":
+                        assert metric.split("_")[1] in eos_subscriptions, metric
+                    elif platform == "nvue":
+                        assert metric.startswith("nvswitch_"), metric
+                    else:
+                        assert metric.startswith("node_infiniband_"), metric

@@ -1,0 +1,246 @@
+"""`fabgen verify` on saved show outputs: a healthy switch passes; a miscabled LLDP neighbour
+and a missing BGP session are reported with device, port and the expected value (SONiC and
+NVUE); parsers read the real output layouts; exit codes gate CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fabgen import qos
+from fabgen.intent.loader import load
+from fabgen.topology.build import build
+from fabgen.verify import saved
+from fabgen.verify.expect import ExpectedSwitch, expected_switches
+from tests.conftest import ROOT
+
+SONIC_INTENT = ROOT / "inventories" / "roce-256-sonic.yaml"
+MIXED_INTENT = ROOT / "inventories" / "roce-eos-nvue-2to1.yaml"
+
+
+def _switch(intent: Path, name: str) -> ExpectedSwitch:
+    loaded = load(intent)
+    switches = expected_switches(build(loaded.intent), qos.plan(loaded.intent))
+    return next(s for s in switches if s.name == name)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    """A table laid out like sonic-utilities' tabulate output: header, dashes, rows."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))
+    dashes = "  ".join("-" * w for w in widths)
+    body = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join([line, dashes, *body]) + "\n"
+
+
+def _sonic_outputs(sw: ExpectedSwitch, watchdog: tuple[str, int, int],
+                   neighbor: dict[str, tuple[str, str]] | None = None,
+                   pfc3: dict[str, str] | None = None,
+                   stormed: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The outputs of a switch that matches its plan, except for the overrides: `neighbor`
+    (port -> the LLDP neighbour seen there), `pfc3` (port -> PFC3 count), `stormed` ports."""
+    action, detection, restoration = watchdog
+    neighbor = neighbor or {}
+    pfc3 = pfc3 or {}
+    lldp = _table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"],
+                  [[p.name, *neighbor.get(p.name, (p.peer, p.peer_port_ids[-1])), "BR",
+                    f"{sw.name}:{p.name}"] for p in sw.ports if p.peer_is_switch])
+    lldp = "Capability codes: (R) Router, (B) Bridge, (O) Other\n" + lldp + "-" * 50 + \
+        f"\nTotal entries displayed:  {len(sw.ports)}\n"
+    status = _table(["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin",
+                     "Type", "Asym PFC"],
+                    [[p.name, "0,1,2,3", f"{p.speed_gbps}G", str(sw.mtu), "rs", "etp1", "routed",
+                      "up", "up", "OSFP 8X Pluggable Transceiver", "N/A"] for p in sw.ports])
+    bgp = {"ipv4Unicast": {"routerId": "10.255.0.1", "as": 65101, "peers": {
+        s.peer_ip: {"remoteAs": s.peer_asn, "state": "Established", "peerState": "OK",
+                    "pfxRcd": 12} for s in sw.sessions}}}
+    pfc_header = ["PFC" + str(i) for i in range(8)]
+    pfc = (_table(["Port Rx", *pfc_header],
+                  [[p.name, "0", "0", "0", pfc3.get(p.name, "0"), *["0"] * 4] for p in sw.ports])
+           + "\n"
+           + _table(["Port Tx", *pfc_header], [[p.name, *["0"] * 8] for p in sw.ports]))
+    pfcwd = _table(["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP",
+                    "TX LAST OK/DROP", "RX LAST OK/DROP"],
+                   [[f"{p.name}:3", "stormed" if p.name in stormed else "operational",
+                     "1/0" if p.name in stormed else "0/0", "100/0", "100/0", "0/0", "0/0"]
+                    for p in sw.ports])
+    config = _table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"],
+                    [[p.name, action, str(detection), str(restoration)] for p in sw.ports])
+    return {"lldp.txt": lldp, "interfaces.txt": status, "bgp.json": json.dumps(bgp),
+            "pfc.txt": pfc, "pfcwd.txt": pfcwd, "pfcwd-config.txt": config}
+
+
+def _save(root: Path, device: str, files: dict[str, str]) -> None:
+    (root / device).mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / device / name).write_text(text)
+
+
+def test_healthy_sonic_switch_passes(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    _save(tmp_path, sw.name, _sonic_outputs(sw, ("drop", 200, 400)))
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name)
+    assert (run.code, run.out) == (0, "1 switch(es) match the plan\n"), run.out + run.err
+
+
+def test_sonic_miscabled_lldp_and_missing_bgp_session(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    uplinks = [p for p in sw.ports if p.peer_is_switch]
+    a, b = uplinks[0], uplinks[-1]  # a cable landed on another spine's port
+    assert a.peer != b.peer
+    files = _sonic_outputs(sw, ("drop", 200, 400),
+                           neighbor={a.name: (b.peer, b.peer_port_ids[-1])})
+    bgp = json.loads(files["bgp.json"])
+    lost = sw.sessions[1]
+    del bgp["ipv4Unicast"]["peers"][lost.peer_ip]
+    files["bgp.json"] = json.dumps(bgp)
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name)
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        f"{sw.name} {a.name}: lldp: expected {a.peer} {'|'.join(a.peer_port_ids)}, got "
+        f"{b.peer} {b.peer_port_ids[-1]}",
+        f"{sw.name} {lost.peer_ip}: bgp: expected Established with {lost.peer} "
+        f"AS{lost.peer_asn} via {lost.port}, got no such neighbour",
+        "2 mismatch(es) on 1 of 1 switch(es)",
+    ]
+
+
+def test_sonic_storm_pfc_and_watchdog_drift_are_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    port = sw.ports[0].name
+    files = _sonic_outputs(sw, ("forward", 200, 400),  # the plan says drop
+                           pfc3={port: "1,200"}, stormed=frozenset({port}))
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name, "--json")
+    assert run.code == 1
+    report = json.loads(run.out)
+    pfc = [f for f in report["findings"] if f["check"] == "pfc"]
+    assert pfc == [{"device": sw.name, "port": port, "check": "pfc", "actual": "1200",
+                    "expected": "at most 0 PFC frames on priority 3 "
+                                "(monitoring.verify_pfc_frames_max)"}]
+    watchdog = [(f["port"], f["actual"]) for f in report["findings"]
+                if f["check"] == "pfc-watchdog"]
+    assert (port, "status stormed, storms detected 1") in watchdog
+    drift = "action forward, detection 200 ms, restoration 400 ms"
+    assert sorted(p for p, actual in watchdog if actual == drift) == sorted(
+        p.name for p in sw.ports)  # every port's action differs from the plan's drop
+    assert report["checked"] == [sw.name]
+
+
+def test_missing_outputs_and_usage_errors(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "spine-01")
+    files = _sonic_outputs(sw, ("drop", 200, 400))
+    del files["bgp.json"]
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name)
+    assert run.code == 1
+    assert run.out.splitlines()[0] == (
+        "spine-01: outputs: expected bgp.json (`vtysh -c 'show ip bgp summary json'`), got no "
+        "such file")
+    assert cli("verify", str(SONIC_INTENT), str(tmp_path / "nope")).code == 2
+    assert cli("verify", str(SONIC_INTENT), str(tmp_path), "--checks", "lldp,dns").code == 2
+    bad = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", "nothing-*")
+    assert bad.code == 1 and "matches no switch" in bad.err
+
+
+# --- NVUE -------------------------------------------------------------------------------------
+
+def _nvue_outputs(sw: ExpectedSwitch) -> dict[str, str]:
+    interfaces = {p.name: {"type": "swp", "link": {"oper-status": "up", "admin-status": "up",
+                                                   "speed": f"{p.speed_gbps}G", "mtu": sw.mtu}}
+                  for p in sw.ports}
+    interfaces["eth0"] = {"type": "eth", "link": {"oper-status": "up", "speed": "1G",
+                                                  "mtu": 1500}}
+    # lldpctl -f json: "interface" is a list of {port: details}; chassis keyed by system name.
+    lldp = {"lldp": {"interface": [
+        {p.name: {"via": "LLDP", "chassis": {p.peer: {"id": {"type": "mac",
+                                                             "value": "0c:42:a1:00:00:01"}}},
+                  "port": {"id": {"type": "ifname", "value": p.peer_port_ids[-1]},
+                           "descr": p.peer_port}}}
+        for p in sw.ports]}}
+    bgp = {"ipv4Unicast": {"peers": {s.peer_ip: {"remoteAs": s.peer_asn, "state": "Established"}
+                                     for s in sw.sessions}}}
+    return {"interfaces.json": json.dumps(interfaces), "lldp.json": json.dumps(lldp),
+            "bgp.json": json.dumps(bgp)}
+
+
+def test_nvue_miscabled_lldp_and_missing_bgp_session(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(MIXED_INTENT, "spine-01")
+    files = _nvue_outputs(sw)
+    _save(tmp_path / "good", sw.name, files)
+    run = cli("verify", str(MIXED_INTENT), str(tmp_path / "good"), "--devices", "spine-0[1]")
+    assert run.code == 0, run.out
+    a, b = sw.ports[0], sw.ports[1]
+    lldp = json.loads(files["lldp.json"])
+    lldp["lldp"]["interface"][0][a.name]["chassis"] = {b.peer: {}}
+    lldp["lldp"]["interface"][0][a.name]["port"]["id"]["value"] = b.peer_port
+    files["lldp.json"] = json.dumps(lldp)
+    bgp = json.loads(files["bgp.json"])
+    lost = sw.sessions[-1]
+    bgp["ipv4Unicast"]["peers"][lost.peer_ip]["state"] = "Active"
+    files["bgp.json"] = json.dumps(bgp)
+    _save(tmp_path / "bad", sw.name, files)
+    run = cli("verify", str(MIXED_INTENT), str(tmp_path / "bad"), "--devices", sw.name)
+    assert run.code == 1
+    assert run.out.splitlines() == [
+        f"{sw.name} {a.name}: lldp: expected {a.peer} {a.peer_port}, got {b.peer} {b.peer_port}",
+        f"{sw.name} {lost.peer_ip}: bgp: expected Established with {lost.peer} "
+        f"AS{lost.peer_asn} via {lost.port}, got Active",
+        "2 mismatch(es) on 1 of 1 switch(es)",
+    ]
+
+
+def test_eos_switches_are_left_to_anta(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = cli("verify", str(MIXED_INTENT), str(tmp_path), "--devices", "leaf-su1-r0")
+    assert run.code == 0
+    assert "run verify/anta-catalog.yaml with ANTA" in run.out
+
+
+# --- parsers on the real layouts --------------------------------------------------------------
+
+def test_parsers_read_sonic_utilities_layouts() -> None:
+    # sonic-utilities tests/pfcstat_test.py and pfcwd_test.py expected outputs (layout and the
+    # thousands separator pfcstat prints).
+    pfc = ("  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
+           "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
+           "Ethernet0   1,200     201     202     203     204     205     206     207\n"
+           "Ethernet4     N/A     N/A     N/A     N/A     N/A     N/A     N/A     N/A\n\n"
+           "  Port Tx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
+           "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
+           "Ethernet0   1,210     211     212     213     214     215     216     217\n")
+    rx, tx = saved.parse_tables(pfc)
+    assert rx[0]["Port Rx"] == "Ethernet0" and saved.parse_number(rx[0]["PFC0"]) == 1200
+    assert saved.parse_number(rx[1]["PFC3"]) is None
+    assert saved.parse_number(tx[0]["PFC7"]) == 217
+    wd = ("      QUEUE       STATUS    STORM DETECTED/RESTORED    TX OK/DROP    RX OK/DROP    "
+          "TX LAST OK/DROP    RX LAST OK/DROP\n"
+          "-----------  -----------  -------------------------  ------------  ------------  "
+          "-----------------  -----------------\n"
+          "Ethernet0:3      stormed                        1/0       100/300       100/300    "
+          "          0/200              0/200\n")
+    (row,), = saved.parse_tables(wd)
+    assert (row["QUEUE"], row["STATUS"], row["STORM DETECTED/RESTORED"]) == (
+        "Ethernet0:3", "stormed", "1/0")
+    lldp = ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+            "LocalPort    RemoteDevice             RemotePortID       Capability    "
+            "RemotePortDescr\n"
+            "-----------  -----------------------  -----------------  ------------  "
+            "-------------------------\n"
+            "Ethernet0    r-sonic-10-006           0c:42:a1:88:0a:1c  R             "
+            "Interface   8 as enp5s0f0\n"
+            "Ethernet4    spine-01                 etp1a                                \n"
+            "--------------------------------------------------\n"
+            "Total entries displayed:  2\n")
+    (first, second), = saved.parse_tables(lldp)
+    assert first["RemotePortDescr"] == "Interface   8 as enp5s0f0"
+    assert (second["RemoteDevice"], second["RemotePortID"], second["Capability"]) == (
+        "spine-01", "etp1a", "")
+
+
+def test_lldpctl_single_interface_object() -> None:
+    # lldpd writes one neighbour as an object, not a one-element list.
+    text = json.dumps({"lldp": {"interface": {"swp1": {
+        "chassis": {"leaf-1": {"id": {"type": "mac", "value": "aa:bb"}}},
+        "port": {"id": {"type": "ifname", "value": "Ethernet1/1"}}}}}})
+    assert saved.lldp_neighbors_lldpctl(text) == {"swp1": [("leaf-1", "Ethernet1/1")]}
