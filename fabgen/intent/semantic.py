@@ -136,6 +136,15 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
         diags.error(f"CNP shares priority {qos.rdma.priority} with RDMA; CNPs must not be paused "
                     "by PFC with the traffic they throttle", ("qos", "cnp", "priority"),
                     "the usual plan is RDMA 3, CNP 6")
+    # Priority 0 is the default class's: every DSCP no class names lands there. RDMA on it
+    # would make all that traffic lossless (PFC on priority 0); CNP on it would share one
+    # egress queue, strict and round-robin at once, which no switch schedules (validate said
+    # ok, then the EOS/NVUE render refused: found by the fuzz test).
+    for name in ("rdma", "cnp"):
+        if getattr(qos, name).priority == 0:
+            diags.error(f"priority 0 carries the default class (every DSCP no class names); "
+                        f"{name.upper()} needs a priority of its own", ("qos", name, "priority"),
+                        "the usual plan is RDMA 3, CNP 6")
     owners: dict[int, str] = {qos.rdma.dscp: "the RDMA class"}
     if qos.cnp.dscp in owners:
         diags.error(f"DSCP {qos.cnp.dscp} is already the RDMA class's", ("qos", "cnp", "dscp"))
