@@ -7,6 +7,7 @@ Each size runs in a fresh subprocess so peak RSS is that render's alone.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TOPOLOGY_TARGETS = ("slurm", "kubernetes", "ibdm", "rails")
 
 
 def intent_for(gpus: int, transport: str) -> dict[str, object]:
@@ -54,10 +56,14 @@ def one(gpus: int, transport: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "intent.yaml"
         path.write_text(yaml.safe_dump(intent_for(gpus, transport)))
+        # Per target: the progress callback marks when each one starts.
+        marks: list[tuple[str, float]] = []
         start = time.perf_counter()
         loaded = load(path)
         # As `fabgen render` does: each file streams from its renderer into the writer.
-        report = output.write(Path(tmp) / "out", render_iter(loaded))
+        report = output.write(Path(tmp) / "out", render_iter(
+            loaded, progress=lambda name, _i, _n: marks.append((name, time.perf_counter()))))
+        took = {name: t1 - t0 for (name, t0), (_next, t1) in itertools.pairwise(marks)}
         done = time.perf_counter()
         written = [p for p in (Path(tmp) / "out").rglob("*") if p.is_file()]
         size = sum(p.stat().st_size for p in written)
@@ -74,6 +80,8 @@ def one(gpus: int, transport: str) -> dict[str, object]:
         "ms_per_switch": round(1000 * total / max(switches, 1), 2),
         "ms_per_host": round(1000 * total / max(hosts, 1), 2),
         "us_per_gpu": round(1e6 * total / gpus, 1),
+        # scheduler/ and bringup/ files (slurm, kubernetes, ibdm, rails targets)
+        "topology_s": round(sum(took.get(t, 0.0) for t in TOPOLOGY_TARGETS), 2),
     }
 
 
@@ -89,9 +97,9 @@ def main() -> int:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")
     head = ("| GPUs | fabric | switches | hosts | total s | peak RSS MiB | files | MB written "
-            "| ms/switch | ms/host | us/GPU |")
+            "| ms/switch | ms/host | us/GPU | scheduler+bringup s |")
     print(head)
-    print("|---" * 11 + "|")
+    print("|---" * 12 + "|")
     for transport in args.transport.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
             proc = subprocess.run([sys.executable, __file__, "--one", str(size), transport],
@@ -103,7 +111,7 @@ def main() -> int:
             print(f"| {r['gpus']:,} | {r['transport']} | {r['switches']:,} | {r['hosts']:,} "
                   f"| {r['total_s']} | {r['peak_rss_mib']:,} | {r['files']:,} "
                   f"| {r['bytes'] / 1e6:.1f} | {r['ms_per_switch']} | {r['ms_per_host']} "
-                  f"| {r['us_per_gpu']} |")
+                  f"| {r['us_per_gpu']} | {r['topology_s']} |")
     return 0
 
 

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from fabgen import qos
-from fabgen.intent.loader import LoadedIntent
+from fabgen.errors import FabgenError
+from fabgen.intent.loader import IntentSource, LoadedIntent
 from fabgen.output import FileItem, text_of, with_streamed_manifest
 from fabgen.targets import (
     RenderContext,
@@ -17,13 +18,17 @@ from fabgen.targets import (
     cabling,
     collect,
     eos,
+    ibdm,
+    kubernetes,
     nccl,
     nic,
     nvue,
     opensm,
     preflight,
+    rails,
     report,
     resolved,
+    slurm,
     sonic,
     telemetry,
 )
@@ -38,7 +43,8 @@ def targets() -> dict[str, Target]:
     order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
                            eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
                            opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
-                           telemetry.TARGET, alerts.TARGET]
+                           telemetry.TARGET, alerts.TARGET, slurm.TARGET, kubernetes.TARGET,
+                           ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
@@ -48,6 +54,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "hosts": ("nic", "nccl", "preflight"),
     "infiniband": ("opensm", "ibtopology"),
     "daytwo": ("anta", "collect", "telemetry", "alerts"),
+    "scheduler": ("slurm", "kubernetes"),
+    "bringup": ("ibdm", "rails"),
 }
 
 
@@ -111,12 +119,13 @@ def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
     partial: dict[str, object] | None = None
     if only is not None or devices is not None:
         partial = {"only": names, "devices": devices}
-    return with_streamed_manifest(_files(ctx, names, keep, progress), loaded.source.sha256,
+    return with_streamed_manifest(_files(ctx, names, keep, progress, loaded.source),
+                                  loaded.source.sha256,
                                   intent.name, partial=partial)
 
 
 def _files(ctx: RenderContext, names: list[str], keep: Callable[[str], bool] | None,
-           progress: Progress | None) -> Iterator[FileItem]:
+           progress: Progress | None, source: IntentSource) -> Iterator[FileItem]:
     registry = targets()
     seen: set[str] = set()
     for i, name in enumerate(names):
@@ -140,6 +149,9 @@ def _files(ctx: RenderContext, names: list[str], keep: Callable[[str], bool] | N
                     yield path, content
         except eos.UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
+        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
+            raise FabgenError([d if d.file else source.place(d)
+                               for d in exc.diagnostics]) from None
     if progress:
         progress("done", len(names), len(names))
 

@@ -1,8 +1,11 @@
-"""SONiC's traditional-model buffer manager, as a test model of what it does to a config_db.
+"""SONiC's traditional-model buffer manager, as a test model of what it does to a config_db,
+and NVIDIA's shared-buffer accounting (`mellanox_pool_size`).
 
 Modelled on sonic-net/sonic-swss cfgmgr/buffermgr.cpp at e6b0c5b5d2ab (BufferMgr::
 doSpeedUpdateTask, doTask on PORT, readPgProfileLookupFile) and orchagent/orch.cpp
-generateIdListFromMap. On every PORT update of a port whose CABLE_LENGTH is not "0m":
+generateIdListFromMap. Without a readable pg_profile_lookup.ini (m_pgfile_processed false)
+PORT updates are ignored. Otherwise, on every PORT update of a port whose CABLE_LENGTH is not
+"0m":
 
 * the lossless PGs are the port's PORT_QOS_MAP pfc_enable priorities, grouped in ranges;
 * the default profile name is pg_lossless_<speed>_<cable>_profile;
@@ -17,6 +20,8 @@ generateIdListFromMap. On every PORT update of a port whose CABLE_LENGTH is not 
 from __future__ import annotations
 
 import copy
+import math
+from collections import Counter
 from typing import Any
 
 from fabgen.catalog.buffers import LookupTable
@@ -36,6 +41,7 @@ def _ranges(values: list[int]) -> list[str]:
 
 class BufferMgr:
     def __init__(self, config: ConfigDb, table: LookupTable | None, vendor: str) -> None:
+        """table: the platform's pg_profile_lookup.ini rows, None when it has none readable."""
         self.db: ConfigDb = copy.deepcopy(config)
         self.table = table
         self.vendor = vendor
@@ -50,6 +56,8 @@ class BufferMgr:
         self.port_update(port)
 
     def port_update(self, port: str) -> None:
+        if self.table is None:
+            return  # doTask: PORT entries are only handled once the lookup file was read
         cable = self.db.get("CABLE_LENGTH", {})
         lengths = next(iter(cable.values()), {}) if cable else {}
         length = lengths.get(port)
@@ -70,9 +78,7 @@ class BufferMgr:
                 if table_pg.get(key, {}).get("profile") == name:
                     del table_pg[key]
             return
-        row = None
-        if self.table is not None:
-            row = self.table.rows.get((int(speed), int(length.removesuffix("m"))))
+        row = self.table.rows.get((int(speed), int(length.removesuffix("m"))))
         if row is None:
             return
         profiles = self.db.setdefault("BUFFER_PROFILE", {})
@@ -96,3 +102,70 @@ class BufferMgr:
             if entry is not None:
                 out[pg] = self.db["BUFFER_PROFILE"][entry["profile"]]
         return out
+
+
+# buffer_pool_mellanox.lua (sonic-swss cfgmgr, e6b0c5b5d2ab) constants.
+PRIVATE_HEADROOM = 10 * 1024
+MGMT_POOL = 256 * 1024
+EGRESS_MIRROR_HEADROOM = 10 * 1024
+FORCED_SHP = 655360  # the SHP size the lua forces when profiles need one and none is set
+
+
+def _count(ids: str) -> int:
+    low, _, high = ids.partition("-")
+    return int(high or low) - int(low) + 1
+
+
+def mellanox_pool_size(db: ConfigDb, *, pipeline_latency_kib: int) -> int:
+    """The size buffer_pool_mellanox.lua gives each ingress pool of `db` that has none: the
+    switch buffer (egress_lossless_pool size, the lua's fallback for SAI's mmu_size) less every
+    PG, queue and port reservation `db` holds, private headroom, the shared headroom pool,
+    management PGs, egress mirror headroom and the management pool, split between the ingress
+    pools. `db` is CONFIG_DB as buffermgrd leaves it (the lua reads APPL_DB, its copy).
+    pipeline_latency_kib: ASIC_TABLE pipeline_latency (platform/mellanox/asic_table.j2).
+    """
+    lossy_reserved = pipeline_latency_kib * 1024
+    lossy_reserved_8 = (2 * pipeline_latency_kib - 1) * 1024
+    ports = db["PORT"]
+    eight = {p for p, e in ports.items() if len(e["lanes"].split(",")) == 8}
+    up = {p for p, e in ports.items() if e.get("admin_status") == "up"}
+    pools = db["BUFFER_POOL"]
+    ingress = [n for n, f in pools.items() if f["type"] == "ingress"]
+    profiles = db["BUFFER_PROFILE"]
+    # Profiles of an ingress pool are lossless when they have an xoff, lossy otherwise.
+    lossless = {n: "xoff" in f for n, f in profiles.items() if f["pool"] in ingress}
+    refs: Counter[str] = Counter()
+    lossy_on_8 = 0
+    lossless_ports = set()
+    for table in ("BUFFER_PG", "BUFFER_QUEUE"):
+        for key, entry in db.get(table, {}).items():
+            port, ids = key.split("|")
+            name, n = entry["profile"], _count(ids)
+            refs[name] += n
+            if port in eight and lossless.get(name) is False:
+                lossy_on_8 += n
+            if lossless.get(name):
+                lossless_ports.add(port)
+    for table in ("BUFFER_PORT_INGRESS_PROFILE_LIST", "BUFFER_PORT_EGRESS_PROFILE_LIST"):
+        for entry in db.get(table, {}).values():
+            for name in entry["profile_list"].split(","):
+                if lossless.get(name) is not False:  # a lossy ingress profile reserves no PG
+                    refs[name] += 1
+    shp = int(pools["ingress_lossless_pool"].get("xoff", "0"))
+    occupied = 0
+    xoff = 0
+    for name, n in refs.items():
+        fields = profiles[name]
+        size = int(fields["size"]) + (lossy_reserved if lossless.get(name) is False else 0)
+        if shp == 0 and "xoff" in fields:
+            xoff += max(int(fields["xon"]) + int(fields["xoff"]) - size, 0) * n
+        occupied += size * n
+    occupied += (lossy_reserved_8 - lossy_reserved) * lossy_on_8
+    if xoff > 0 and shp == 0:
+        shp = FORCED_SHP
+    if shp:
+        occupied += len(lossless_ports) * PRIVATE_HEADROOM + shp
+    occupied += len(up - eight) * lossy_reserved + len(up & eight) * lossy_reserved_8
+    occupied += len(up) * EGRESS_MIRROR_HEADROOM + MGMT_POOL
+    available = int(pools["egress_lossless_pool"]["size"]) - occupied
+    return math.ceil(available / len(ingress))

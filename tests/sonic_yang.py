@@ -71,6 +71,7 @@ TABLE_MODULES: dict[str, str] = {
     "PORT_QOS_MAP": "sonic-port-qos-map",
     "QUEUE": "sonic-queue",
     "SCHEDULER": "sonic-scheduler",
+    "SWITCH_HASH": "sonic-hash",
     "TC_TO_PRIORITY_GROUP_MAP": "sonic-tc-priority-group-map",
     "TC_TO_QUEUE_MAP": "sonic-tc-queue-map",
     "WRED_PROFILE": "sonic-wred-profile",
@@ -221,7 +222,7 @@ def table_shape(table: str) -> TableShape:
 
 # --- config_db -> instance ------------------------------------------------------------------
 
-def _value(kind: LeafType, text: str) -> Any:
+def _value(kind: LeafType, text: str | list[str]) -> Any:
     def one(item: str) -> Any:
         if "number" in kind.kinds and re.fullmatch(r"-?\d+", item):
             return int(item)
@@ -229,18 +230,20 @@ def _value(kind: LeafType, text: str) -> Any:
             return item == "true"
         # Anything else is passed as a string: libyang then rejects it with its own message.
         return item
+    if isinstance(text, list):  # config_db.json writes a leaf-list as a JSON array
+        return [one(i) for i in text] if kind.leaf_list else text
     if kind.leaf_list:
         return [one(i) for i in text.split(",")] if text else []
     return one(text)
 
 
-def _fields(leaves: dict[str, LeafType], fields: dict[str, str]) -> dict[str, Any]:
+def _fields(leaves: dict[str, LeafType], fields: dict[str, Any]) -> dict[str, Any]:
     # Unknown fields are kept as strings so that libyang reports them (strict parsing).
     plain = LeafType(("string",))
     return {name: _value(leaves.get(name, plain), value) for name, value in fields.items()}
 
 
-def _entry(table: str, shape: TableShape, key: str, fields: dict[str, str]) -> tuple[str, Any]:
+def _entry(table: str, shape: TableShape, key: str, fields: dict[str, Any]) -> tuple[str, Any]:
     parts = key.split("|")
     matching = [lst for lst in shape.lists if len(lst.keys) == len(parts)]
     if not matching:
@@ -265,7 +268,7 @@ def _entry(table: str, shape: TableShape, key: str, fields: dict[str, str]) -> t
     return lst.name, entry
 
 
-def to_instance(config: dict[str, dict[str, dict[str, str]]]) -> dict[str, Any]:
+def to_instance(config: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """The RFC 7951 JSON instance of a config_db dict; raises Untranslatable."""
     instance: dict[str, Any] = {}
     for table, rows in config.items():
@@ -292,7 +295,7 @@ class Result:
     stderr: str
 
 
-def validate(config: dict[str, dict[str, dict[str, str]]]) -> Result:
+def validate(config: dict[str, dict[str, dict[str, Any]]]) -> Result:
     """Translate and run yanglint on one config_db dict: (ok, yanglint's or our message)."""
     try:
         instance = to_instance(config)

@@ -33,7 +33,9 @@ def test_catalog_parses_with_anta_and_names_real_tests(tmp_path: Path) -> None:
     assert names == {"VerifyInterfacesStatus", "VerifyInterfacesSpeed", "VerifyL3MTU",
                      "VerifyInterfaceErrors", "VerifyInterfacesPFCCounters",
                      "VerifyInterfacesECNCounters", "VerifyInterfacesEgressQueueDrops",
-                     "VerifyLLDPNeighbors", "VerifyBGPPeerSession", "VerifyRunningConfigLines"}
+                     "VerifyLLDPNeighbors", "VerifyBGPPeerSession", "VerifyRunningConfigLines",
+                     "VerifyBFDSpecificPeers", "VerifyBFDPeersRegProtocols",
+                     "VerifyBFDPeersIntervals"}
     for t in catalog.tests:  # a class of ANTA's own test modules, not a look-alike
         assert t.test.__module__.startswith("anta.tests."), t.test
 
@@ -60,6 +62,15 @@ def test_catalog_checks_the_plan(tmp_path: Path) -> None:
     bgp = by_name["VerifyBGPPeerSession"]
     assert sorted(str(p.peer_address) for p in bgp.bgp_peers) == sorted(
         s.peer_ip for s in leaf.sessions)
+    # every BGP peer has BFD, registered by BGP, at the plan's 300 ms x 3 (underlay.bfd)
+    for test in ("VerifyBFDSpecificPeers", "VerifyBFDPeersRegProtocols",
+                 "VerifyBFDPeersIntervals"):
+        assert sorted(str(p.peer_address) for p in by_name[test].bfd_peers) == sorted(
+            s.peer_ip for s in leaf.sessions), test
+    assert {p.protocols == ["bgp"] for p in by_name["VerifyBFDPeersRegProtocols"].bfd_peers} \
+        == {True}
+    assert {(p.tx_interval, p.rx_interval, p.multiplier)
+            for p in by_name["VerifyBFDPeersIntervals"].bfd_peers} == {(300, 300, 3)}
     queue_drops = by_name["VerifyInterfacesEgressQueueDrops"]
     assert queue_drops.traffic_classes == [f"TC{plan.rdma.queue}"]
     assert queue_drops.packet_drop_threshold == 0

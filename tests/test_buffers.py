@@ -211,3 +211,109 @@ def test_pool_sizes_refuse_more_headroom_than_buffer() -> None:
         spectrum.pool_sizes(model.layout, "spectrum-4", ports=128, ports_8lane=0,
                             pg_profiles=[(huge, 128)], lossy_pgs_per_port=1,
                             lossless_ports=128)
+
+
+# Buffer objects as NVIDIA's templates write them (sonic-buildimage at 086b03bd70f9):
+# device/mellanox/x86_64-mlnx_msn2700-r0/ACS-MSN2700/buffers_defaults_objects.j2 (linked from
+# ACS-SN5600, Mellanox-SN5600-O128, ACS-MSN4700, ACS-MSN4600C) and
+# device/mellanox/x86_64-mlnx_msn2700-r0/Mellanox-SN2700-D48C8/buffers_defaults_objects.j2
+# (linked from Mellanox-SN5600-V256): BUFFER_PROFILE, BUFFER_POOL without sizes, the port
+# profile lists. ingress_lossy_profile has dynamic_th 3 in both (7 only in the objects of
+# Mellanox-SN5600-C256S1 / -C224O8, SKUs fabgen does not render).
+NVIDIA_OBJECTS = {
+    "two ingress pools": {
+        "profiles": {
+            "ingress_lossless_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                         "dynamic_th": "7"},
+            "ingress_lossy_profile": {"pool": "ingress_lossy_pool", "size": "0",
+                                      "dynamic_th": "3"},
+            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
+                                        "dynamic_th": "7"},
+            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216",
+                                     "dynamic_th": "7"},
+            "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"},
+        },
+        "pools": {"ingress_lossless_pool": "ingress", "ingress_lossy_pool": "ingress",
+                  "egress_lossless_pool": "egress", "egress_lossy_pool": "egress"},
+        "ingress_list": ("ingress_lossless_profile", "ingress_lossy_profile"),
+        "egress_list": ("egress_lossless_profile", "egress_lossy_profile"),
+    },
+    "one ingress pool": {
+        "profiles": {
+            "ingress_lossless_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                         "dynamic_th": "7"},
+            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                      "dynamic_th": "3"},
+            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
+                                        "dynamic_th": "7"},
+            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216",
+                                     "dynamic_th": "7"},
+            "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"},
+        },
+        "pools": {"ingress_lossless_pool": "ingress", "egress_lossless_pool": "egress",
+                  "egress_lossy_pool": "egress"},
+        "ingress_list": ("ingress_lossless_profile",),
+        "egress_list": ("egress_lossless_profile", "egress_lossy_profile"),
+    },
+}
+# egress_lossless_pool_size of buffers_defaults_t1.j2: ACS-SN5600 (O128 links to it),
+# Mellanox-SN5600-V256, ACS-MSN4700 (ACS-MSN4600C links to it).
+NVIDIA_MMU = {("sn5600", 1): 158229504, ("sn5600", 2): 158229504, ("sn5600", 4): 158229504,
+              ("sn4700", 1): 60817392, ("sn4600c", 1): 60817392}
+NVIDIA_OBJECT_SET = {("sn5600", 1): "two ingress pools", ("sn5600", 2): "two ingress pools",
+                     ("sn5600", 4): "one ingress pool", ("sn4700", 1): "two ingress pools",
+                     ("sn4600c", 1): "two ingress pools"}
+
+
+@pytest.mark.parametrize("key", sorted(NVIDIA_MMU))
+def test_nvidia_buffer_objects_are_pinned(key: tuple[str, int]) -> None:
+    model = model_for(*key)
+    assert model is not None and model.layout is not None
+    layout = model.layout
+    vendor = NVIDIA_OBJECTS[NVIDIA_OBJECT_SET[key]]
+    assert layout.mmu_bytes == NVIDIA_MMU[key]
+    assert layout.profiles == vendor["profiles"]
+    assert {n: f["type"] for n, f in layout.pools.items()} == vendor["pools"]
+    assert layout.ingress_pools == tuple(n for n, t in vendor["pools"].items()
+                                         if t == "ingress")
+    assert layout.ingress_list == vendor["ingress_list"]
+    assert layout.egress_list == vendor["egress_list"]
+
+
+# Arista's buffers_defaults_t1.j2 (device/arista/x86_64-arista_7060x6_64pe/<SKU>/ at
+# 086b03bd70f9): BUFFER_POOL and BUFFER_PROFILE verbatim.
+ARISTA_OBJECTS = {
+    "Arista-7060X6-64PE-O128S2": {
+        "pools": {"ingress_lossless_pool": {"size": "166115492", "type": "ingress",
+                                            "mode": "dynamic", "xoff": "29423360"},
+                  "egress_lossless_pool": {"size": "166115492", "type": "egress",
+                                           "mode": "dynamic"}},
+        "profiles": {"ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                               "static_th": "167546528"},
+                     "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778",
+                                              "dynamic_th": "0"},
+                     "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
+                                                 "static_th": "167546528"}},
+    },
+    "Arista-7060X6-64PE-256x200G": {  # BALANCED/buffers_defaults_t1.j2
+        "pools": {"ingress_lossless_pool": {"size": "121964196", "type": "ingress",
+                                            "mode": "dynamic", "xoff": "29520896"},
+                  "egress_lossless_pool": {"size": "121964196", "type": "egress",
+                                           "mode": "static"}},
+        "profiles": {"ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0",
+                                               "static_th": "167546528"},
+                     "egress_lossy_profile": {"pool": "egress_lossless_pool", "size": "1778",
+                                              "dynamic_th": "1"},
+                     "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
+                                                 "static_th": "125995684"}},
+    },
+}
+
+
+@pytest.mark.parametrize("sku", sorted(ARISTA_OBJECTS))
+def test_arista_buffer_objects_are_pinned(sku: str) -> None:
+    layout = tomahawk.LAYOUTS[sku]
+    vendor = ARISTA_OBJECTS[sku]
+    pools = {n: {**f, **layout.fixed_sizes.get(n, {})} for n, f in layout.pools.items()}
+    assert pools == vendor["pools"]
+    assert layout.profiles == vendor["profiles"]

@@ -16,7 +16,7 @@ import pytest
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent, adaptive_routing_on
-from fabgen.targets import nccl, opensm, opensm_plan
+from fabgen.targets import nccl, opensm, opensm_plan, sm_bringup
 from fabgen.targets.base import RenderContext
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
@@ -201,6 +201,33 @@ def test_routing_engines(build_: str, engine: str, ar: bool | None, generation: 
     assert got == want
     for name in got.split(","):
         assert build_ in opensm_plan.ENGINE_BUILDS[name], "only engines this build knows"
+
+
+@pytest.mark.parametrize(("ib", "first", "validates"), [
+    ({"opensm": "upstream"}, "ftree", True),
+    ({"opensm": "nvidia"}, "ar_updn", False),  # NDR: NVIDIA's adaptive-routing default
+    ({"opensm": "nvidia", "routing_engine": "ar_ftree"}, "ar_ftree", True),
+    ({"opensm": "upstream", "routing_engine": "updn"}, "updn", False),
+])
+def test_no_guid_files_note_describes_the_engine_that_runs(ib: dict[str, str], first: str,
+                                                           validates: bool) -> None:
+    """Without GUID files only ftree checks the fat tree (osm_ucast_ftree.c); updn and ar_updn
+    pick their roots by min-hop (osm_ucast_updn.c) and route a miscabled tree silently: the
+    note beside routing_engine must not promise a check the first engine never makes."""
+    intent = small(**ib)
+    text = r.render_all(intent, build(intent))["infiniband/ufm01/opensm.conf"]
+    assert r.conf_options(text)["routing_engine"].split(",")[0] == first
+    routing = text.split("# --- Routing", 1)[1].split("\nrouting_engine", 1)[0]
+    flat = " ".join(line.lstrip("# ") for line in routing.splitlines())
+    assert f"{first} then" in flat
+    assert ("it also validates the fat tree" in flat) == validates
+    assert ("It does not validate the fat tree" in flat) != validates
+    # The report's bring-up step 2 tells the same story.
+    report = sm_bringup.bringup_markdown(RenderContext(intent, build(intent)))
+    step = report.split("2. **Discover the fabric", 1)[1].split("\n", 1)[0]
+    assert ("(ftree finds both itself)" in step) == validates
+    assert (f"({first} picks its roots itself and does not check the fat tree" in step) \
+        != validates
 
 
 def test_engine_builds_say_which_opensm_knows_what() -> None:
@@ -414,6 +441,35 @@ def test_compute_host_as_sm_host() -> None:
     with pytest.raises(FabgenError, match="not a host"):
         opensm.sm_ports(fabric, None, dataclasses.replace(
             opensm_plan.settings_from_intent(intent), sm_host="nope"))
+
+
+def test_sharp_on_a_compute_sm_host_is_warned_and_said(tmp_path: Path) -> None:
+    """NVIDIA SHARP: the aggregation manager runs with the master SM on "a dedicated server
+    ... [that] cannot serve as a compute node". sm_host puts both on a compute node: a
+    warning (an error with --strict), and sharp_am.cfg does not claim a dedicated host."""
+    text = ("name: t\nfabric: {transport: infiniband, generation: ndr}\n"
+            "cluster: {nodes: 8, node: {model: dgx-h100}}\n"
+            "topology: {leaf: {model: qm9700}}\n"
+            "infiniband: {sharp: true, sm_host: gpu0001, management: {hosts: []}}\n")
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    loaded = load(path)
+    warned = [w.render() for w in loaded.warnings if w.loc == ("infiniband", "sm_host")]
+    assert warned == [
+        f"{path}:5:36: warning: infiniband.sm_host: SHARP's aggregation manager runs beside "
+        "the master SM, here on compute host 'gpu0001'; NVIDIA's SHARP guide wants a dedicated "
+        "server that is not a compute node (remove sm_host and keep "
+        "infiniband.management.hosts (the default: two UFM hosts on reserved leaf ports))"]
+    with pytest.raises(FabgenError):
+        load(path, strict=True)
+    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/sharp_am.cfg"]
+    assert "(gpu0001), here a compute node" in am and "on a host that is not a compute" not in am
+    # The dedicated hosts (the default) draw no warning and keep the plain header.
+    path.write_text(text.replace("sm_host: gpu0001, management: {hosts: []}", "sharp_sl: 1"))
+    loaded = load(path)
+    assert not [w for w in loaded.warnings if w.loc[:1] == ("infiniband",)]
+    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/sharp_am.cfg"]
+    assert "(ufm01), on a host that is not a compute" in am
 
 
 def test_no_sm_host_leaves_one_unbound_config() -> None:

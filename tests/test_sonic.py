@@ -12,6 +12,7 @@ import copy
 import json
 import re
 import subprocess
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -314,6 +315,8 @@ def test_frr_has_one_neighbor_per_fabric_link(name: str, case_dir: Path) -> None
         text = case.frr(switch)
         where = f"{name}/{switch.name}"
         expected: dict[str, str] = {}
+        uplinks = 0
+        down_to: Counter[str] = Counter()
         for link in fabric.links:
             if link.kind == "node-leaf" or switch.name not in (link.a_device, link.z_device):
                 continue
@@ -322,6 +325,8 @@ def test_frr_has_one_neighbor_per_fabric_link(name: str, case_dir: Path) -> None
             address = link.z_address if mine else link.a_address
             assert address is not None
             expected[str(address.ip)] = str(peer.asn)
+            uplinks += mine
+            down_to[peer.name] += not mine
         found = _NEIGHBOR.findall(text)
         assert len(found) == len(expected), where
         assert dict(found) == expected, where
@@ -329,7 +334,10 @@ def test_frr_has_one_neighbor_per_fabric_link(name: str, case_dir: Path) -> None
         assert f" bgp router-id {switch.loopback}\n" in text, where
         assert f"  network {switch.loopback}/32\n" in text, where
         assert " bgp bestpath as-path multipath-relax\n" in text, where
-        assert "  maximum-paths 64\n" in text, where
+        # ECMP as wide as the uplinks (a route to another leaf) or the parallel links to one
+        # lower switch (a route to a prefix behind it), whichever is wider.
+        width = max(uplinks, max(down_to.values(), default=0))
+        assert re.findall(r"^  maximum-paths (\d+)$", text, re.M) == [str(width)], where
         bgp = case.config(switch)["BGP_NEIGHBOR"]
         assert {k: v["asn"] for k, v in bgp.items()} == expected, f"{where} config_db vs FRR"
 

@@ -1,8 +1,11 @@
 """SONiC buffers: lossless PGs that SONiC's own buffer manager keeps, pools that fit the buffer.
 
 tests/buffermgrd.py models buffermgrd's traditional-model rules (sonic-swss buffermgr.cpp);
-these tests boot it on every rendered switch, flap every port (admin down, then up) and check
-each port still has its lossless PG with the profile fabgen sized for it.
+these tests boot it on every rendered switch, with the vendor's lookup rows as pinned in
+tests/test_buffers.py (not fabgen's reproduction of them), flap every port (admin down, then
+up) and check each port still has its lossless PG with the profile fabgen sized for it. The
+same module models NVIDIA's shared-buffer accounting (buffer_pool_mellanox.lua), which the
+pool sizes are checked against with every port up.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from fabgen import qos
-from fabgen.catalog.buffers import model_for
+from fabgen.catalog.buffers import LookupTable, PgProfile, model_for
 from fabgen.intent import load
 from fabgen.targets import sonic
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
-from tests import sonic_yang
-from tests.buffermgrd import BufferMgr
+from tests import sonic_yang, test_buffers
+from tests.buffermgrd import BufferMgr, mellanox_pool_size
 
 BASE = """\
 name: {name}
@@ -50,7 +53,19 @@ CASES = {
                           fabric=100, mode="auto"),
     "sn4700-traditional": dict(speed="400G", model="sn4700", breakout="", host=5,
                                fabric=40, mode="traditional"),
+    # NVIDIA's shared-headroom-pool SKU (size = xon) with its one-ingress-pool objects.
+    "sn5600-v256-traditional": dict(speed="200G", model="sn5600", breakout=", breakout: 4x200G",
+                                    host=5, fabric=40, mode="traditional"),
 }
+# ASIC_TABLE pipeline_latency of Spectrum-3 and Spectrum-4, KiB (sonic-buildimage
+# platform/mellanox/asic_table.j2 at 086b03bd70f9).
+PIPELINE_LATENCY_KIB = 19
+
+
+def _vendor_table(sku: str) -> LookupTable:
+    """The SKU's pg_profile_lookup.ini as pinned from sonic-buildimage in tests/test_buffers."""
+    text = {**test_buffers.NVIDIA, **test_buffers.ARISTA}[sku]
+    return LookupTable(sku, "tests/test_buffers.py", test_buffers._rows(text))
 
 
 def _ctx(name: str, tmp: Path) -> RenderContext:
@@ -76,7 +91,7 @@ def test_lossless_pgs_survive_admin_down_up(name: str, tmp_path: Path) -> None:
             assert config["CABLE_LENGTH"]["ROCE"] == {h.port.name: f"{h.port.cable_m}m"
                                                       for h in buffers.ports}
             continue
-        mgr = BufferMgr(config, model.table, model.vendor)
+        mgr = BufferMgr(config, _vendor_table(model.sku), model.vendor)
         mgr.boot()
         expected = {h.port.name: h.profile for h in buffers.ports}
         for port, entry in config["PORT"].items():
@@ -88,14 +103,15 @@ def test_lossless_pgs_survive_admin_down_up(name: str, tmp_path: Path) -> None:
             _assert_sized(mgr, port, expected, f"{name}/{switch.name} after a flap")
 
 
-def _assert_sized(mgr: BufferMgr, port: str, expected: dict[str, object], where: str) -> None:
+def _assert_sized(mgr: BufferMgr, port: str, expected: dict[str, PgProfile | None],
+                  where: str) -> None:
     profile = expected[port]
     pgs = mgr.lossless(port)
     assert set(pgs) == {"3"}, f"{where}: {port} lost its lossless PG"
     fields = pgs["3"]
     assert profile is not None
     assert (fields["xon"], fields["xoff"], fields["size"]) == (
-        str(profile.xon), str(profile.xoff), str(profile.size)), f"{where}: {port}"  # type: ignore[attr-defined]
+        str(profile.xon), str(profile.xoff), str(profile.size)), f"{where}: {port}"
 
 
 def test_the_model_catches_a_profile_buffermgrd_cannot_rebuild(tmp_path: Path) -> None:
@@ -110,7 +126,7 @@ def test_the_model_catches_a_profile_buffermgrd_cannot_rebuild(tmp_path: Path) -
     config["CABLE_LENGTH"]["ROCE"][port] = "100m"
     model = model_for(leaf.model, leaf.breakout)
     assert model is not None
-    mgr = BufferMgr(config, model.table, model.vendor)
+    mgr = BufferMgr(config, _vendor_table(model.sku), model.vendor)
     mgr.boot()
     assert mgr.lossless(port)  # up at boot: buffermgrd cannot rebuild it, but leaves it
     mgr.set_admin(port, "down")
@@ -160,6 +176,33 @@ def test_pools_and_headroom_fit_the_buffer(name: str, tmp_path: Path) -> None:
                      for p in model.layout.ingress_pools)
         reserved = sum(h.profile.size for h in buffers.ports if h.profile is not None)
         assert shared + reserved <= model.layout.mmu_bytes, switch.name
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items()
+                                        if str(c["model"]).startswith("sn")
+                                        and c["mode"] == "traditional"))
+def test_pools_are_what_nvidias_accounting_leaves_with_every_port_up(name: str,
+                                                                      tmp_path: Path) -> None:
+    """buffer_pool_mellanox.lua's split of the rendered config, every port (spares too)
+    brought up so buffermgrd gives it its lossless PG: fabgen's pools are no bigger, so the
+    buffer is never oversubscribed when a spare port is cabled and enabled."""
+    ctx = _ctx(name, tmp_path)
+    files = sonic.TARGET.render(ctx)
+    for switch in ctx.fabric.switches:
+        config = json.loads(files[f"sonic/{switch.name}/config_db.json"])
+        model = model_for(switch.model, switch.breakout)
+        assert model is not None
+        mgr = BufferMgr(config, _vendor_table(model.sku), model.vendor)
+        mgr.boot()
+        for port in config["PORT"]:
+            mgr.set_admin(port, "up")
+        assert all(mgr.lossless(port) for port in config["PORT"])
+        expected = mellanox_pool_size(mgr.db, pipeline_latency_kib=PIPELINE_LATENCY_KIB)
+        pools = config["BUFFER_POOL"]
+        shared = [n for n, f in pools.items() if n != "egress_lossless_pool"]
+        for pool in shared:
+            # fabgen rounds down, the lua up: at most one byte apart.
+            assert 0 <= expected - int(pools[pool]["size"]) <= 1, (switch.name, pool)
 
 
 @pytest.mark.realtool

@@ -483,6 +483,68 @@ class NcclSpec(StrictModel):
     """NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path that still uses GPUDirect RDMA."""
 
 
+# --- underlay and load balancing (RoCE) -----------------------------------------------------
+
+class BgpTimersSpec(StrictModel):
+    keepalive_s: int = Field(3, ge=1, le=3600)
+    """BGP keepalive, seconds, on every switch platform. 3 s is FRR's `datacenter` profile and
+    Cumulus' default; EOS would otherwise keep 60 s."""
+    hold_s: int = Field(9, ge=3, le=3600)
+    """BGP hold time, seconds (FRR datacenter and Cumulus default 9; EOS default 180). At least
+    three keepalives (RFC 4271 §10 suggests hold = 3 x keepalive)."""
+
+    @model_validator(mode="after")
+    def _three_keepalives(self) -> BgpTimersSpec:
+        if self.hold_s < 3 * self.keepalive_s:
+            raise ValueError(f"hold_s ({self.hold_s}) must be at least 3 x keepalive_s "
+                             f"({self.keepalive_s}): one lost keepalive would drop the session")
+        return self
+
+
+class BfdSpec(StrictModel):
+    enabled: bool = True
+    """BFD on every underlay BGP session (FRR bfdd on SONiC, EOS, NVUE): a dead link is
+    withdrawn in interval x multiplier instead of the BGP hold time."""
+    interval_ms: int = Field(300, ge=50, le=60000)
+    """Transmit and minimum receive interval, ms. 300 is the default of FRR bfdd, Cumulus and
+    EOS; 50-60000 is the range all three accept."""
+    multiplier: int = Field(3, ge=3, le=50)
+    """Missed packets before the session is down (default 3 on all three; EOS takes 3-50)."""
+
+
+class UnderlaySpec(StrictModel):
+    """The eBGP underlay's failure detection, the same on every platform."""
+
+    bgp: BgpTimersSpec = BgpTimersSpec()
+    bfd: BfdSpec = BfdSpec()
+
+
+HashField = Literal["src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port", "roce-dest-qp"]
+
+
+class LoadBalancingSpec(StrictModel):
+    """How the switches spread RoCE flows over the equal-cost uplinks."""
+
+    mode: Literal["hash", "adaptive"] = "hash"
+    """`hash`: each flow stays on the uplink a hash of `hash_fields` picks (every platform).
+    `adaptive`: the switch moves traffic to less-loaded uplinks: flowlet dynamic load balancing
+    on EOS, per-packet adaptive routing on Cumulus (Spectrum-4 at 200G/400G; the NICs must
+    reorder, NCCL_IB_ADAPTIVE_ROUTING=1); SONiC has no such setting and refuses it."""
+    hash_fields: list[HashField] = Field(
+        ["src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port"], min_length=1)
+    """Packet fields the ECMP hash reads. The default 5-tuple is Cumulus' default: a RoCEv2
+    NIC gives each queue pair its own UDP source port, so more QPs are more flows.
+    `roce-dest-qp` (the BTH destination QP) exists on EOS Tomahawk switches only."""
+
+    @field_validator("hash_fields")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        dupes = sorted({f for f in v if v.count(f) > 1})
+        if dupes:
+            raise ValueError(f"hash field {dupes[0]!r} is listed twice")
+        return v
+
+
 # --- day two: verification and alert thresholds ---------------------------------------------
 
 class MonitoringSpec(StrictModel):
@@ -529,6 +591,40 @@ class MonitoringSpec(StrictModel):
     gnmi_port: int = Field(8080, ge=1, le=65535)
     """gNMI port gnmic dials on SONiC and EOS switches (SONiC's telemetry container listens on
     8080; set it to EOS's `management api gnmi` port when it differs)."""
+
+
+# --- job schedulers -------------------------------------------------------------------------
+
+# A Kubernetes label key: an optional DNS-subdomain prefix and a name of at most 63 characters
+# (the nodeLabel pattern of the Kueue and KAI Topology CRDs).
+_LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" \
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+LabelKey = Annotated[str, Field(pattern=_LABEL_KEY, max_length=316)]
+
+
+class NodeLabelKeys(StrictModel):
+    """Kubernetes node label keys, one per network tier. The defaults are the keys NVIDIA
+    topograph writes (network.topology.nvidia.com/*), which Kueue and KAI setups already use."""
+
+    leaf: LabelKey = "network.topology.nvidia.com/leaf"
+    """The node's leaf group: its scalable unit's rail group, or its leaf (rail-unaware)."""
+    spine: LabelKey = "network.topology.nvidia.com/spine"
+    """The node's spine set (its pod in a 3-tier fabric; one value for all in 2 tiers)."""
+    core: LabelKey = "network.topology.nvidia.com/core"
+    """The node's core tier (3-tier fabrics only)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> NodeLabelKeys:
+        keys = [self.leaf, self.spine, self.core]
+        if len(set(keys)) != len(keys) or "kubernetes.io/hostname" in keys:
+            raise ValueError("the leaf, spine and core label keys must differ from each other "
+                             "and from kubernetes.io/hostname")
+        return self
+
+
+class SchedulingSpec(StrictModel):
+    labels: NodeLabelKeys = NodeLabelKeys()
+    """Node label keys of the Kubernetes files (Kueue/KAI Topology levels, label-nodes.sh)."""
 
 
 # --- platforms, addressing, hosts -----------------------------------------------------------
@@ -630,5 +726,11 @@ class Intent(StrictModel):
     addressing: AddressingSpec = AddressingSpec()
     hosts: HostsSpec = HostsSpec()
     nccl: NcclSpec = NcclSpec()
+    underlay: UnderlaySpec = UnderlaySpec()
+    """BGP timers and BFD of the RoCE underlay, the same on every switch platform."""
+    load_balancing: LoadBalancingSpec = LoadBalancingSpec()
+    """ECMP hashing or adaptive load balancing of the RoCE fabric."""
     monitoring: MonitoringSpec = MonitoringSpec()
     """Day-two checks and alerts: thresholds for `fabgen verify`, ANTA and Prometheus."""
+    scheduling: SchedulingSpec = SchedulingSpec()
+    """What job schedulers are told about the fabric (Slurm needs no settings)."""

@@ -8,8 +8,9 @@ import string
 # Hostnames and other identifiers that land in configs and scripts: no spaces, quotes, `;`, `$`,
 # backticks, slashes or newlines. RFC 1123 labels plus `_` and `.` (SONiC and NVUE accept both).
 SAFE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$")
-# Linux netdev names: at most 15 bytes (IFNAMSIZ - 1), no `/`, `:` or whitespace.
-NETDEV_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+# Linux netdev names: at most 15 bytes (IFNAMSIZ - 1), no `/`, `:` or whitespace, and neither
+# "." nor ".." (net/core/dev.c dev_valid_name), which would also walk out of /sys/class/net/.
+NETDEV_NAME = re.compile(r"^(?!\.\.?$)[A-Za-z0-9_.-]{1,15}$")
 # RDMA device names as the kernel prints them (mlx5_0, rocep1s0f0, efa_0).
 RDMA_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 # Free text that reaches a config (descriptions): printable, no quotes, no CLI/shell specials.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from fabgen import catalog, qos
+from fabgen import catalog, qos, underlay
 from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
@@ -28,6 +28,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
     qos.check(intent, diags)  # independent of the checks above: report all at once
+    underlay.check(intent, diags)
     _size(intent, diags)
     if not diags.errors:
         _fit(intent, diags)
@@ -309,6 +310,15 @@ def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
     if ib.sharp and ib.sharp_sl == ib.service_level:
         diags.error(f"SHARP's SL {ib.sharp_sl} is the compute SL: give SHARP an SL (and so a "
                     "VL) of its own", (*base, "sharp_sl"))
+    if ib.sharp and ib.sm_host is not None and not ib.management.hosts:
+        # NVIDIA SHARP, "Setting up NVIDIA SHARP Environment": the aggregation manager "is a
+        # central entity running on a dedicated server with a master Subnet Manager. This
+        # dedicated server cannot serve as a compute node."
+        diags.warn(f"SHARP's aggregation manager runs beside the master SM, here on compute "
+                   f"host {ib.sm_host!r}; NVIDIA's SHARP guide wants a dedicated server that "
+                   "is not a compute node", (*base, "sm_host"),
+                   "remove sm_host and keep infiniband.management.hosts (the default: two "
+                   "UFM hosts on reserved leaf ports)")
 
 
 def _management(intent: Intent, hosts: list[str], diags: Diagnostics) -> None:

@@ -14,9 +14,10 @@ the render and every other part carried over unchanged:
   removed (eth0, vrf mgmt, system aaa/ntp/ssh, service ... stay).
 - EOS and FRR (SONiC frr.conf) CLI: a list of top-level sections. fabgen owns each section it
   renders, by its header line, and for the kinds in EOS_KINDS / FRR_KINDS every section of that
-  kind (a running `router bgp 65000` goes when the render has `router bgp 65101`); every other
-  running section (`interface Management1`, `username`, `aaa`, `vrf instance MGMT`, ...) is
-  carried into the candidate.
+  kind (a running `router bgp 65000` goes when the render has `router bgp 65101`), and the
+  kinds in EOS_ALWAYS / FRR_ALWAYS (BFD, load balancing) even when the render has none; every
+  other running section (`interface Management1`, `username`, `aaa`, `vrf instance MGMT`, ...)
+  is carried into the candidate. NVUE_ALWAYS does the same for NVUE paths.
 
 `management()` then extracts what the session depends on (the management interface, or the
 interface carrying the address fabgen connected to, its VRF and routes, SSH); a candidate that
@@ -36,6 +37,11 @@ from typing import Any
 EOS_KINDS = ("hostname", "service routing protocols model", "router bgp", "qos map",
              "priority-flow-control")
 FRR_KINDS = ("frr defaults", "hostname", "router bgp", "log syslog")
+# Kinds fabgen owns even when the render has none: the underlay's optional settings (BFD off,
+# hash instead of dynamic load balancing must remove what an earlier push set).
+EOS_ALWAYS = ("router bfd", "ip hardware fib load-balance distribution",
+              "port-channel load-balance trident udf")
+FRR_ALWAYS = ("bfd",)
 _CLOSERS = ("exit", "exit-vrf", "exit-address-family")  # FRR writes `exit` at column 0
 
 
@@ -68,13 +74,15 @@ def _kind(header: str, kinds: Iterable[str]) -> str | None:
     return next((k for k in kinds if plain == k or plain.startswith(k + " ")), None)
 
 
-def carried_sections(running: str, render: str, kinds: tuple[str, ...]) -> list[list[str]]:
+def carried_sections(running: str, render: str, kinds: tuple[str, ...],
+                     always: tuple[str, ...] = ()) -> list[list[str]]:
     """The running config's sections that fabgen does not own, in running order."""
     rendered = cli_sections(render)
     headers = {_plain(s[0]) for s in rendered}
     owned_kinds = {k for s in rendered if (k := _kind(s[0], kinds)) is not None}
     return [s for s in cli_sections(running)
-            if _plain(s[0]) not in headers and _kind(s[0], kinds) not in owned_kinds]
+            if _plain(s[0]) not in headers and _kind(s[0], kinds) not in owned_kinds
+            and _kind(s[0], always) is None]
 
 
 def _render_body(render: str) -> list[str]:
@@ -88,7 +96,7 @@ def eos_candidate(running: str, render: str) -> str:
     """The render verbatim (without its `end`), then every running section fabgen does not
     own, then `end`."""
     out = _render_body(render)
-    for section in carried_sections(running, render, EOS_KINDS):
+    for section in carried_sections(running, render, EOS_KINDS, EOS_ALWAYS):
         out += [*section, "!"]
     return "\n".join([*out, "end"]) + "\n"
 
@@ -97,7 +105,7 @@ def frr_candidate(running: str, render: str) -> str:
     """frr.conf: carried `frr ...` lines first (FRR wants `frr version`/`frr defaults` on top),
     the render verbatim, then the other running sections fabgen does not own (e.g. the
     `fpm address` lines SONiC's bgp container appends at start)."""
-    carried = carried_sections(running, render, FRR_KINDS)
+    carried = carried_sections(running, render, FRR_KINDS, FRR_ALWAYS)
     lead = [line for s in carried if s[0].startswith("frr ") for line in s]
     rest = [line for s in carried if not s[0].startswith("frr ") for line in (*s, "!")]
     return "\n".join([*lead, *_render_body(render), *rest]) + "\n"
@@ -212,7 +220,10 @@ def sonic_management(config: Mapping[str, Any], host: str | None = None) -> dict
 # Paths (in the `set` tree) whose whole subtree fabgen replaces when it renders them.
 NVUE_OWNED: tuple[tuple[str, ...], ...] = (
     ("interface", "*"), ("qos",), ("router", "bgp"), ("vrf", "*", "router", "bgp"),
-    ("system", "hostname"))
+    ("system", "hostname"), ("router", "adaptive-routing"), ("system", "forwarding", "ecmp-hash"))
+# Owned paths removed from the running tree when the render lacks them (adaptive routing that
+# an earlier push turned on goes when the fabric is back to hash load balancing).
+NVUE_ALWAYS: tuple[tuple[str, ...], ...] = (("router", "adaptive-routing"),)
 
 
 def _owned_path(path: tuple[str, ...]) -> bool:
@@ -248,7 +259,19 @@ def nvue_candidate(running: Any, render: Any) -> list[dict[str, Any]]:
         raise ValueError("the rendered startup.yaml is not a list of `set` operations")
     headers = [dict(op) for op in (running if isinstance(running, list) else [])
                if isinstance(op, Mapping) and "header" in op]
-    return [*headers, {"set": _merge(nvue_set(running), nvue_set(render), ())}]
+    want = nvue_set(render)
+    merged = _merge(nvue_set(running), want, ())
+    for path in NVUE_ALWAYS:
+        *parents, leaf = path
+        have: Any = merged
+        wanted: Any = want
+        for key in parents:
+            have = have.get(key) if isinstance(have, Mapping) else None
+            wanted = wanted.get(key) if isinstance(wanted, Mapping) else None
+        if isinstance(have, dict) and leaf in have and not (
+                isinstance(wanted, Mapping) and leaf in wanted):
+            del have[leaf]
+    return [*headers, {"set": merged}]
 
 
 def nvue_neighbours(render: Any) -> list[str]:

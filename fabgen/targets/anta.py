@@ -6,7 +6,7 @@ every inventory device with its own name (anta/device.py, `self.tags.add(self.na
 inventory whose device names are the switch names needs no tags of its own.
 
 Every test name and input is one of ANTA 1.10's (anta/tests/interfaces.py, connectivity.py,
-routing/bgp.py, configuration.py); the tests load the rendered file with ANTA's own catalog
+routing/bgp.py, bfd.py, configuration.py); the tests load the rendered file with ANTA's own catalog
 parser. ANTA has no PFC watchdog test: the watchdog's configuration is checked with
 VerifyRunningConfigLines, its triggers by the `PfcWatchdogTriggered` alert (alerts target).
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.targets import eos
@@ -46,20 +47,22 @@ class AntaTarget:
         if ctx.qos is None:
             raise ValueError("the anta target renders RoCE fabrics only")
         switches = [s for s in expected_switches(ctx.fabric, ctx.qos) if s.platform == "eos"]
-        data = catalog_data(switches, ctx.qos, ctx.intent.monitoring)
+        data = catalog_data(switches, ctx.qos, ctx.intent.monitoring,
+                            underlay.plan(ctx.intent).bfd)
         return {CATALOG: catalog_text(data, ctx.fabric.name)}
 
 
 TARGET = AntaTarget()
 
 
-def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan,
-                 limits: MonitoringSpec) -> dict[str, list[dict[str, Any]]]:
+def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: MonitoringSpec,
+                 bfd: underlay.Bfd | None = None) -> dict[str, list[dict[str, Any]]]:
     """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch."""
     modules: dict[str, list[dict[str, Any]]] = {
         "anta.tests.interfaces": [],
         "anta.tests.connectivity": [],
         "anta.tests.routing.bgp": [],
+        "anta.tests.bfd": [],
         "anta.tests.configuration": [],
     }
     watchdog = _watchdog_lines(plan)
@@ -74,8 +77,8 @@ def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan,
         interfaces.append({"VerifyInterfacesSpeed": {
             "interfaces": [{"name": p.name, "speed": p.speed_gbps} for p in sw.ports],
             **scope}})
-        # Routed fabric ports carry the plan's MTU; Loopback/Management are ANTA's defaults to
-        # ignore, and uncabled ports are switchports, which VerifyL3MTU skips.
+        # Routed fabric ports carry the plan's MTU, spare (shut down) ones too; Loopback and
+        # Management are ANTA's defaults to ignore.
         interfaces.append({"VerifyL3MTU": {"mtu": sw.mtu, **scope}})
         interfaces.append({"VerifyInterfaceErrors": {"interfaces": names, **scope}})
         interfaces.append({"VerifyInterfacesPFCCounters": {
@@ -100,6 +103,19 @@ def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan,
                                "description": f"{s.peer} AS{s.peer_asn} via {s.port}"}
                               for s in sw.sessions],
                 **scope}})
+        if sw.sessions and bfd is not None:
+            # Every BGP peer has a BFD session that is up, registered by BGP and running the
+            # plan's timers (anta/tests/bfd.py; the peers run the same plan, so the negotiated
+            # intervals are the configured ones).
+            peers = [{"peer_address": s.peer_ip, "vrf": "default"} for s in sw.sessions]
+            tests = modules["anta.tests.bfd"]
+            tests.append({"VerifyBFDSpecificPeers": {"bfd_peers": peers, **scope}})
+            tests.append({"VerifyBFDPeersRegProtocols": {
+                "bfd_peers": [{**p, "protocols": ["bgp"]} for p in peers], **scope}})
+            tests.append({"VerifyBFDPeersIntervals": {
+                "bfd_peers": [{**p, "tx_interval": bfd.interval_ms,
+                               "rx_interval": bfd.interval_ms, "multiplier": bfd.multiplier}
+                              for p in peers], **scope}})
         if watchdog:
             modules["anta.tests.configuration"].append({"VerifyRunningConfigLines": {
                 "regex_patterns": watchdog, **scope}})

@@ -36,7 +36,7 @@ from decimal import Decimal
 from ipaddress import IPv4Interface
 from typing import Any
 
-from fabgen import qos, templating
+from fabgen import qos, templating, underlay
 from fabgen.catalog import buffers
 from fabgen.catalog.ports import native_lanes, switch_port_name
 from fabgen.qos import EcnProfile, QosPlan
@@ -64,10 +64,13 @@ PLATFORM = "eos"
 # builder function `_<section>`. The order is AVD's eos-intended-config.j2 order [AVD].
 SECTIONS: tuple[str, ...] = (
     "system",
+    "port_channel",
     "ethernet_interfaces",
     "loopback_interfaces",
     "ip_routing",
+    "ip_hardware",
     "qos",
+    "router_bfd",
     "router_bgp",
 )
 
@@ -81,6 +84,14 @@ QUEUE_COMMAND = "uc-tx-queue"
 # uc_tx_queues.random_detect.ecn.threshold.units] and the ASIC rounds to its own cell size.
 # (Segments would need the platform's cell size, which no public document pins for every chip.)
 ECN_UNITS = "bytes"
+
+# RoCEv2 BTH destination QP as hash input on Strata (Trident/Tomahawk) switches: three UDF bytes
+# counted from the outer L4 (UDP) header: 8 bytes of UDP header, then the BTH (opcode, flags,
+# P_Key 2, reserved 1) puts the 24-bit destination QP at bytes 5-7, i.e. L4 offsets 13, 14, 15
+# (InfiniBand Architecture Specification vol. 1, 9.2 Base Transport Header; the exact commands
+# Arista gives for RoCEv2 hashing on Tomahawk platforms, aristanetworks/avd#5386, and AVD's
+# port_channel.load_balance_trident_udf with header outer_l4, offset 0-64, mask 0x01-0xFF).
+ROCE_DEST_QP_OFFSETS = (13, 14, 15)
 
 # The plan's watchdog action -> EOS `priority-flow-control pause watchdog action` keyword
 # (drop | no-drop, [AVD priority_flow_control.schema.yml]); qos.CAPABILITIES["eos"] admits drop.
@@ -272,13 +283,17 @@ def device_config(ctx: RenderContext, switch: Switch, *,
     plan = _plan(ctx)
     ports = (view or FabricView(ctx.fabric)).ports(switch)
     interface_qos = _interface_qos(plan)
+    under = underlay.plan(ctx.intent)
     built: dict[str, Any] = {
         "system": _system(switch),
+        "port_channel": _port_channel(under),
         "ethernet_interfaces": _ethernet_interfaces(switch, ports, plan, interface_qos),
         "loopback_interfaces": _loopback_interfaces(ctx, switch),
         "ip_routing": _ip_routing(),
+        "ip_hardware": _ip_hardware(under),
         "qos": _qos(plan, switch, ports),
-        "router_bgp": _router_bgp(switch, ports),
+        "router_bfd": _router_bfd(under),
+        "router_bgp": _router_bgp(switch, ports, under),
     }
     return {section: built[section] for section in SECTIONS}
 
@@ -305,15 +320,24 @@ def _system(switch: Switch) -> dict[str, Any]:
 
 def _ethernet_interfaces(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan,
                          interface_qos: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every front-panel port in port order. A spare (uncabled) port is shut down with the
+    same MTU, speed and lossless QoS as a cabled one, as SONiC's PORT table does, so a cable
+    plugged in later comes up lossless once the port is enabled."""
     speed = _speed(switch)
-    return [{
-        "name": p.name,
-        "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
-        "mtu": plan.mtu,
-        "speed": speed,
-        "ip_address": str(p.address),
-        "qos": interface_qos,
-    } for p in ports]
+    cabled = {p.port: p for p in ports}
+    out = []
+    for number in range(1, switch.radix + 1):
+        p = cabled.get(number)
+        out.append({
+            "name": p.name if p else switch_port_name(switch, number),
+            "description": sanitize_description(f"{p.peer}:{p.peer_port}") if p else None,
+            "shutdown": p is None,
+            "mtu": plan.mtu,
+            "speed": speed,
+            "ip_address": str(p.address) if p else None,
+            "qos": interface_qos,
+        })
+    return out
 
 
 def _speed(switch: Switch) -> str | None:
@@ -461,7 +485,34 @@ def _seconds(ms: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+def _port_channel(under: underlay.UnderlayPlan) -> dict[str, Any]:
+    """`port-channel load-balance trident udf ...`: on Strata the port-channel hash settings
+    also feed the ECMP hash (aristanetworks/avd#5386 uses them for RoCEv2 ECMP on Tomahawk);
+    written only when the plan hashes on the BTH destination QP."""
+    qp = "roce-dest-qp" in under.load_balancing.hash_fields
+    return {"udf": [{"eth_type": "ipv4", "header": "outer l4", "offset": offset, "mask": "0xff"}
+                    for offset in (ROCE_DEST_QP_OFFSETS if qp else ())]}
+
+
+def _ip_hardware(under: underlay.UnderlayPlan) -> dict[str, Any]:
+    """`ip hardware fib load-balance distribution dynamic`: flowlet dynamic load balancing on
+    ECMP groups (EOS TOI 4.24.2F, "Support for dynamic load balancing on ECMP groups"; AVD
+    ip_hardware.fib.load_balance_distribution.dynamic). Flowlets keep a flow's packets in order,
+    so the NICs need no reordering. The flow-set size stays EOS's default."""
+    return {"dynamic_load_balancing": under.load_balancing.mode == "adaptive"}
+
+
+def _router_bfd(under: underlay.UnderlayPlan) -> dict[str, Any] | None:
+    """`router bfd` / `interval I min-rx R multiplier M default` [AVD router-bfd.j2]: the timers
+    every BFD session of the switch uses; the BGP peers turn BFD on one by one."""
+    if under.bfd is None:
+        return None
+    return {"interval": under.bfd.interval_ms, "min_rx": under.bfd.interval_ms,
+            "multiplier": under.bfd.multiplier}
+
+
+def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...],
+                under: underlay.UnderlayPlan) -> dict[str, Any]:
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
     neighbors = []
@@ -470,14 +521,18 @@ def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]
         if p.peer_switch is not None:
             if p.peer_switch.asn is None:
                 raise ValueError(f"{p.peer} has no ASN")
-            neighbors.append({"ip": str(p.peer_address.ip), "remote_as": p.peer_switch.asn})
+            neighbors.append({"ip": str(p.peer_address.ip), "remote_as": p.peer_switch.asn,
+                              "bfd": under.bfd is not None})
         else:
             # Host subnets: the leaf originates each NIC's /31.
             networks.append(str(p.address.network))
-    width = ecmp_width(ports)
+    width = underlay.ecmp_paths(PLATFORM, switch.name, ecmp_width(ports))
     return {
         "asn": switch.asn,
         "router_id": str(switch.loopback),
+        # `timers bgp <keepalive> <hold>` [AVD router_bgp.timers: keepalive_time 0-3600,
+        # hold_time 3-7200]: without it EOS keeps 60/180 s while FRR and Cumulus run 3/9.
+        "timers": {"keepalive": under.keepalive_s, "hold": under.hold_s},
         # `maximum-paths N ecmp M` [AVD router-bgp.j2]: N paths installed, M the ECMP group.
         "maximum_paths": width,
         "ecmp": width,

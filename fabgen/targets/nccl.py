@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from fabgen import templating
+from fabgen import templating, underlay
 from fabgen.catalog import nodes
 from fabgen.targets import nic
 from fabgen.targets.base import Artifacts, RenderContext
@@ -35,6 +35,9 @@ SOURCES: dict[str, str] = {
                          "NCCL_PARAM(IbRetryCnt, \"IB_RETRY_CNT\", 7)",
     "NCCL_IB_QPS_PER_CONNECTION": "nccl src/transport/net_ib/connect.cc:60 "
                                   "NCCL_PARAM(IbQpsPerConn, \"IB_QPS_PER_CONNECTION\", 1)",
+    "NCCL_IB_SPLIT_DATA_ON_QPS": "nccl src/transport/net_ib/common.cc:22 "
+                                 "NCCL_PARAM(IbSplitDataOnQps, \"IB_SPLIT_DATA_ON_QPS\", 0); "
+                                 "1 before 2.20.3 (b6475625)",
     "NCCL_IB_ADAPTIVE_ROUTING": "nccl src/transport/net_ib/init.cc:12 "
                                 "NCCL_PARAM(IbAdaptiveRouting, \"IB_ADAPTIVE_ROUTING\", -2); "
                                 "default on for IB, off for RoCE (init.cc:441)",
@@ -216,9 +219,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
                          "another at no cost (NCCL's default 2 would try to keep NIC indices "
                          "aligned for rails this fabric does not have)"))
     if fabric.transport == "roce":
-        out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
-                         "the fabric spreads flows by ECMP hashing and has no adaptive "
-                         "routing (NCCL's RoCE default, pinned)"))
+        out.append(_roce_adaptive_routing(ctx))
     elif intent.infiniband.adaptive_routing_on(intent.fabric.generation):
         out.append(Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
                          "the subnet manager runs adaptive routing "
@@ -230,6 +231,16 @@ def entries(ctx: RenderContext) -> list[Entry]:
     timeout = _ACK_TIMEOUT_UNIT_S * 2**n.timeout
     out += [
         _qps(ctx),
+    ]
+    qps = qps_per_connection(ctx)
+    if fabric.transport == "roce" and qps > 1:
+        # Which QP a message takes decides which ECMP path it takes: pinned to NCCL's current
+        # default so every NCCL release spreads the same way (it was 1 before 2.20.3).
+        out.append(Entry("NCCL_IB_SPLIT_DATA_ON_QPS", "0",
+                         f"each message goes whole on one QP, messages round-robin over the {qps} "
+                         "QPs, so each ECMP path carries whole messages (NCCL's default since "
+                         "2.20.3, pinned)"))
+    out += [
         _timeout(ctx),
         Entry("NCCL_IB_RETRY_CNT", str(n.retry_cnt),
               f"{n.retry_cnt} retries before NCCL reports a network error, about "
@@ -243,6 +254,28 @@ def entries(ctx: RenderContext) -> list[Entry]:
                          f"{intent.infiniband.sharp_sl} (a VL of its own) from sharp_am, not "
                          "from NCCL_IB_SL"))
     return out
+
+
+def _roce_adaptive_routing(ctx: RenderContext) -> Entry:
+    """NCCL_IB_ADAPTIVE_ROUTING for RoCE, from the fabric's load balancing (underlay plan).
+
+    Per-packet adaptive routing (Cumulus) can deliver a message's packets out of order; with
+    the variable set NCCL sends the data as an RDMA write and signals it with a separate write
+    with immediate (nccl src/transport/net_ib/p2p.cc:132). EOS dynamic load balancing moves
+    flowlets, whose packets stay in order, and hashing never reorders: NCCL's RoCE default.
+    """
+    lb = underlay.plan(ctx.intent).load_balancing
+    per_packet = lb.mode == "adaptive" and any(
+        s.platform == "nvue" for s in ctx.fabric.switches)
+    if per_packet:
+        return Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
+                     "the Cumulus switches route adaptively per packet (load_balancing.mode), "
+                     "so a message's packets may arrive out of order")
+    how = ("moves flowlets, which keep their order" if lb.mode == "adaptive"
+           else "spreads flows by ECMP hashing")
+    return Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",
+                 f"the fabric {how}; no per-packet adaptive routing (NCCL's RoCE default, "
+                 "pinned)")
 
 
 class NcclTarget:

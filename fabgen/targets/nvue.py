@@ -37,6 +37,17 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
   [CL-CMD]  NVUE command reference: `vrf <vrf> router bgp address-family ipv4-unicast
             multipaths ebgp 1-128`, `interface <id> link breakout 1x|2x|4x|8x lanes-per-port`
             (5.4 and later), `interface <id> qos pfc-watchdog state enable|disable`.
+  [CL-ECMP] Same guide, "Equal Cost Multipath Load Sharing": `system forwarding ecmp-hash
+            ip-protocol|source-ip|destination-ip|source-port|destination-port on|off` (all on
+            by default) and adaptive routing: `interface <swp> router adaptive-routing enable
+            on` on every port of the ECMP route, `router adaptive-routing enable`
+            (Spectrum-4, 400G and 200G ports).
+  [CL-BFD]  NVUE command reference: `vrf <vrf> router bgp neighbor <id> bfd enable on,
+            detect-multiplier 2-255, min-rx-interval 50-60000, min-tx-interval 50-60000` and
+            `... neighbor <id> timers keepalive, hold` (Cumulus Linux 5.0 and later; 5.15 moves
+            BFD timers into `router bfd profile`).
+  [CL-IF]   Same guide, "Interface Configuration and Management": `nv set interface <swp>
+            link state down` brings a port down administratively.
   [CL-API]  An applied configuration dumped through the NVUE API on Cumulus Linux 5.5.1 (NVIDIA
             Air automation workshop): exact spellings of congestion-control, egress-scheduler,
             egress-queue-mapping, mapping and roce keys and of `link: {mtu: ...}`.
@@ -49,8 +60,8 @@ from typing import Any
 
 import yaml
 
-from fabgen import qos
-from fabgen.catalog.ports import native_lanes, port_name
+from fabgen import qos, underlay
+from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext, TextStream
 from fabgen.targets.eos import (
@@ -70,7 +81,15 @@ __all__ = ["TARGET", "NvueTarget", "device_config", "startup_yaml"]
 PLATFORM = "nvue"
 PROFILE = "default-global"  # NVUE's global QoS profile; applies to every port [CL-QOS]
 PRIORITIES = range(8)  # switch priorities and traffic classes 0..7
-MAX_ECMP = 128  # `multipaths ebgp 1-128` [CL-CMD]
+MAX_ECMP = underlay.MAX_ECMP[PLATFORM].paths  # `multipaths ebgp 1-128` [CL-CMD]
+# ECMP hash fields by intent name -> `system forwarding ecmp-hash` key [CL-ECMP, ECMP Hashing].
+HASH_FIELD: dict[str, str] = {
+    "src-ip": "source-ip",
+    "dst-ip": "destination-ip",
+    "ip-protocol": "ip-protocol",
+    "src-port": "source-port",
+    "dst-port": "destination-port",
+}
 # PFC watchdog ranges (qos-defaults.md from the Cumulus guide): polling 100-5000 ms,
 # robustness 1-1000 polling intervals.
 POLL_RANGE_MS = (100, 5000)
@@ -121,12 +140,14 @@ def device_config(ctx: RenderContext, switch: Switch, *,
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
     ports = (view or FabricView(ctx.fabric)).ports(switch)
+    under = underlay.plan(ctx.intent)
+    adaptive = under.load_balancing.mode == "adaptive"
     return {"set": {
-        "interface": _interface(ctx, switch, ports, plan),
+        "interface": _interface(ctx, switch, ports, plan, adaptive),
         "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"}),
-        "router": _router(switch),
-        "system": _system(switch),
-        "vrf": _vrf(switch, ports),
+        "router": _router(switch, adaptive),
+        "system": _system(switch, under),
+        "vrf": _vrf(switch, ports, under),
     }}
 
 
@@ -147,17 +168,30 @@ def _plan(ctx: RenderContext) -> QosPlan:
 # --- builders, one per top-level key ----------------------------------------------------------
 
 def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...],
-               plan: QosPlan) -> dict[str, Any]:
+               plan: QosPlan, adaptive: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if switch.breakout > 1:
         # A split port is configured on its parent: `link breakout 2x lanes-per-port 4`
-        # [CL-CMD]; the parent keeps type swp and carries no address.
+        # [CL-CMD]; the parent keeps type swp and carries no address. Every cage is split,
+        # spare ones too, so their ports exist at the planned speed.
         breakout = {f"{switch.breakout}x": {
             "lanes-per-port": native_lanes(switch.model) // switch.breakout}}
-        for p in ports:
-            parent = port_name(PLATFORM, (p.port - 1) // switch.breakout + 1)
-            out[parent] = {"link": {"breakout": breakout}, "type": "swp"}
+        for native in range(1, switch.radix // switch.breakout + 1):
+            out[port_name(PLATFORM, native)] = {"link": {"breakout": breakout}, "type": "swp"}
     watchdog = plan.watchdog.enabled and bool(plan.pfc_priorities)
+    cabled = {p.port for p in ports}
+    for number in range(1, switch.radix + 1):
+        if number in cabled:
+            continue
+        # A spare port: down (`link state down` [CL-IF]) with the MTU, speed and watchdog of a
+        # cabled one; the global QoS profile already covers it [CL-QOS], so a cable plugged in
+        # later comes up lossless once the port is brought up, as on SONiC and EOS.
+        spare: dict[str, Any] = {"link": {"mtu": plan.mtu, "state": "down"}, "type": "swp"}
+        if switch.breakout > 1:
+            spare["link"]["speed"] = f"{switch.speed_gbps}G"
+        if watchdog:
+            spare["qos"] = {"pfc-watchdog": {"state": "enable"}}
+        out[switch_port_name(switch, number)] = spare
     for p in ports:
         link: dict[str, Any] = {"mtu": plan.mtu}
         if switch.breakout > 1:
@@ -171,6 +205,9 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
         if watchdog:
             # The watchdog is enabled per port, on ports with PFC [CL-QOS, PFC Watchdog].
             entry["qos"] = {"pfc-watchdog": {"state": "enable"}}
+        if adaptive and p.peer_switch is not None:
+            # Every port of the switch's ECMP routes: the fabric links [CL-ECMP].
+            entry["router"] = {"adaptive-routing": {"enable": "on"}}
         out[p.name] = entry
     out["lo"] = {
         "description": loopback_description(ctx),
@@ -262,30 +299,49 @@ def _watchdog(plan: QosPlan) -> dict[str, int]:
     return {"polling-interval": wd.poll_ms, "robustness": robustness}
 
 
-def _router(switch: Switch) -> dict[str, Any]:
-    return {"bgp": {"autonomous-system": switch.asn, "enable": "on",
-                    "router-id": str(switch.loopback)}}
+def _router(switch: Switch, adaptive: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"bgp": {"autonomous-system": switch.asn, "enable": "on",
+                                   "router-id": str(switch.loopback)}}
+    if adaptive:
+        out["adaptive-routing"] = {"enable": "on"}  # [CL-ECMP]; restarts switchd when changed
+    return out
 
 
-def _system(switch: Switch) -> dict[str, Any]:
-    return {"hostname": switch.name}
+def _system(switch: Switch, under: underlay.UnderlayPlan) -> dict[str, Any]:
+    fields = under.load_balancing.hash_fields
+    # Every 5-tuple field written on or off, so the hash does not depend on a release default.
+    ecmp_hash = {key: "on" if name in fields else "off" for name, key in HASH_FIELD.items()}
+    return {"hostname": switch.name, "forwarding": {"ecmp-hash": ecmp_hash}}
 
 
-def _vrf(switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+def _neighbor(peer: Switch, under: underlay.UnderlayPlan) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "remote-as": peer.asn,
+        "timers": {"keepalive": under.keepalive_s, "hold": under.hold_s},
+        "type": "numbered",
+    }
+    if under.bfd is not None:
+        entry["bfd"] = {"enable": "on", "detect-multiplier": under.bfd.multiplier,
+                        "min-rx-interval": under.bfd.interval_ms,
+                        "min-tx-interval": under.bfd.interval_ms}  # [CL-BFD]
+    return entry
+
+
+def _vrf(switch: Switch, ports: tuple[FabricPort, ...],
+         under: underlay.UnderlayPlan) -> dict[str, Any]:
     neighbors: dict[str, Any] = {}
     networks: dict[str, Any] = {f"{switch.loopback}/32": {}}
     for p in ports:
         if p.peer_switch is not None:
             if p.peer_switch.asn is None:
                 raise ValueError(f"{p.peer} has no ASN")
-            neighbors[str(p.peer_address.ip)] = {"remote-as": p.peer_switch.asn,
-                                                 "type": "numbered"}
+            neighbors[str(p.peer_address.ip)] = _neighbor(p.peer_switch, under)
         else:
             networks[str(p.address.network)] = {}  # host subnets, on a leaf
-    width = ecmp_width(ports)
-    if width > MAX_ECMP:
-        raise UnsupportedPlan(f"{PLATFORM}: {switch.name} needs {width} ECMP paths; NVUE "
-                              f"allows at most {MAX_ECMP}")
+    try:
+        width = underlay.ecmp_paths(PLATFORM, switch.name, ecmp_width(ports))
+    except ValueError as exc:
+        raise UnsupportedPlan(str(exc)) from None
     return {"default": {"router": {"bgp": {
         "address-family": {"ipv4-unicast": {
             "enable": "on",

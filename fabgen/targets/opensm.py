@@ -22,6 +22,7 @@ are the deployment paths under DEPLOY_DIR.
 from __future__ import annotations
 
 import fnmatch
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -357,13 +358,7 @@ def opensm_data(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings
                   for h in (*fabric.hosts, *fabric.sm_hosts)
                   for nic in sorted({hp.nic for hp in h.ports if not multi or hp.plane == plane})]
     else:
-        routing_notes = [
-            "No root_guid_file / cn_guid_file: the real GUIDs are not known yet (no",
-            "infiniband.guids_file). ftree then ranks the switches and takes every adapter",
-            "for a compute node itself; it also validates the fat tree, so a miscabled one",
-            "is refused (updn routes it) instead of routed unevenly. Re-render with",
-            "guids_file to pin the roots (report: bring-up).",
-        ]
+        routing_notes = _no_guid_files_note(engine.split(",")[0])
     qos_opts = [
         _opt("qos", "TRUE"),
         _opt("qos_policy_file", f"{where}/qos-policy.conf"),
@@ -422,11 +417,31 @@ def opensm_data(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings
         "sharp": {"sl": settings.sharp_sl,
                   "vl": plan.sl2vl[settings.sharp_sl],
                   "root_guids_file": f"{where}/root_guids.txt" if guids is not None else None,
-                  "host": master.host if master is not None else None}
+                  "host": master.host if master is not None else None,
+                  "on_compute_host": master is not None and not master.dedicated}
         if settings.sharp else None,
         "service_level": settings.service_level,
         "check": _check_data(fabric, settings, plan, engine, master, plane),
     }
+
+
+def _no_guid_files_note(first: str) -> list[str]:
+    """What the first engine does without root/cn GUID files. Only ftree validates the fat
+    tree (osm_ucast_ftree.c fabric_validate_topology); updn, and NVIDIA's ar_updn built on it,
+    pick their roots from the switches' min-hop tables (osm_ucast_updn.c
+    updn_find_root_nodes_by_min_hop) and route whatever is cabled."""
+    if first in ("ftree", "ar_ftree"):
+        text = (f"{first} then ranks the switches and takes every adapter for a compute node "
+                "itself; it also validates the fat tree, so a miscabled one is refused (updn "
+                "routes it) instead of routed unevenly.")
+    else:
+        text = (f"{first} then picks its roots itself from the switches' hop counts to the "
+                "adapters. It does not validate the fat tree: a miscabled one is routed "
+                "unevenly without a word, so check the cabling first (fabgen verify-cabling "
+                "with an ibnetdiscover of the fabric).")
+    return textwrap.wrap("No root_guid_file / cn_guid_file: the real GUIDs are not known yet "
+                         f"(no infiniband.guids_file). {text} Re-render with guids_file to pin "
+                         "the roots (report: bring-up).", 80, break_on_hyphens=False)
 
 
 def _vls_comment(plan: SlPlan, settings: OpenSMSettings) -> str:

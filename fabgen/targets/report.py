@@ -278,6 +278,12 @@ class ReportTarget:
         from fabgen.targets import howto
 
         context["howto"] = howto.howto_markdown(ctx)
+        from fabgen.targets import balance
+
+        context["underlay"] = balance.underlay_markdown(ctx)
+        from fabgen.targets import placement  # the scheduler targets' view of the tiers
+
+        context["placement"] = placement.report_section(ctx)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

@@ -114,6 +114,10 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
         "adaptive": settings.adaptive_routing,
         "opensm": settings.opensm,
         "nvidia_only": sorted(e for e in set(firsts) if ENGINE_BUILDS.get(e) == ("nvidia",)),
+        # Only ftree (and ar_ftree) find the compute nodes and check the fat tree themselves;
+        # updn and ar_updn pick roots by min-hop and route any cabling (opensm.conf says so).
+        "ftree_everywhere": all(e in ("ftree", "ar_ftree") for e in firsts),
+        "engines_first": ", ".join(sorted(set(firsts))),
         "multi": multi,
     }
 

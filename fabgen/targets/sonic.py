@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from ipaddress import IPv4Interface
 from typing import Any
 
-from fabgen import catalog, templating
+from fabgen import catalog, templating, underlay
 from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
@@ -36,10 +37,15 @@ __all__ = [
     "frr_data",
     "frr_text",
     "switch_buffers",
+    "switch_hash",
 ]
 
 Table = dict[str, dict[str, str]]
 ConfigDb = dict[str, Table]
+# A table whose fields are leaf-lists: config_db.json writes them as JSON arrays (SWITCH_HASH,
+# as in sonic-buildimage src/sonic-yang-models/tests/files/sample_config_db.json).
+ListTable = dict[str, dict[str, list[str]]]
+FullConfigDb = dict[str, Table | ListTable]
 
 # One name for every QoS map and the cable-length list. The YANG models only constrain the
 # pattern ([a-zA-Z0-9][-a-zA-Z0-9_]{0,31}); PORT_QOS_MAP refers to the maps by this name.
@@ -49,13 +55,16 @@ WRED_NAME = "ROCE_LOSSLESS"
 # `type` pattern). A third tier is the layer above the spines.
 ROUTER_TYPE: dict[Role, str] = {"leaf": "LeafRouter", "spine": "SpineRouter",
                                 "core": "UpperSpineRouter"}
-# BGP timers for the underlay: FRR's `datacenter` profile defaults (keepalive 3 s, hold 9 s),
-# which RFC 7938 fabrics use so a dead link is withdrawn in seconds, not minutes. The same
-# values go to BGP_NEIGHBOR and to frr.conf so the two never disagree.
-BGP_KEEPALIVE_S = 3
-BGP_HOLDTIME_S = 9
-# ECMP width; FRR accepts up to its compile-time MULTIPATH_NUM (SONiC builds FRR with 256).
-BGP_MAXIMUM_PATHS = 64
+# BGP timers, BFD and the ECMP width come from the underlay plan (fabgen/underlay.py): the same
+# values go to BGP_NEIGHBOR and to frr.conf, and to the EOS and NVUE switches of the fabric.
+# ECMP hash fields by intent name -> SONiC's native hash field (sonic-hash.yang hash-field).
+HASH_FIELD: dict[str, str] = {
+    "src-ip": "SRC_IP",
+    "dst-ip": "DST_IP",
+    "ip-protocol": "IP_PROTOCOL",
+    "src-port": "L4_SRC_PORT",
+    "dst-port": "L4_DST_PORT",
+}
 
 # SONiC platform string and HwSKU by catalog model and breakout, as named by the device
 # directories of sonic-buildimage (device/mellanox/x86_64-nvidia_sn5600-r0/<hwsku>/,
@@ -168,13 +177,13 @@ def _host_port(host: Host, dev: int) -> HostPort:
 
 # --- config_db ------------------------------------------------------------------------------
 
-def device_config(ctx: RenderContext, switch: Switch) -> ConfigDb:
+def device_config(ctx: RenderContext, switch: Switch) -> FullConfigDb:
     """The config_db.json of one SONiC switch as a dict of tables (every value a str)."""
     links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
     return _device_config(ctx, switch, _ports(ctx.fabric, switch, links))
 
 
-def config_db_text(config: ConfigDb) -> str:
+def config_db_text(config: FullConfigDb) -> str:
     """Serialise a config_db dict the way it is committed: sorted keys, 2-space indent."""
     return json_text(config)
 
@@ -193,8 +202,9 @@ def _plan(ctx: RenderContext) -> QosPlan:
     return plan
 
 
-def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> ConfigDb:
+def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> FullConfigDb:
     plan = _plan(ctx)
+    underlay_plan = underlay.plan(ctx.intent)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
     port_table = _port_table(switch, ports, plan)
@@ -207,7 +217,7 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
         "PORT": port_table,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
-        "BGP_NEIGHBOR": _bgp_neighbors(ports),
+        "BGP_NEIGHBOR": _bgp_neighbors(ports, underlay_plan),
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
@@ -222,7 +232,17 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Co
     config.update(buffers.tables)
     if plan.watchdog.enabled:
         config["PFC_WD"] = _pfc_wd(plan, names)
-    return {table: rows for table, rows in config.items() if rows}
+    full: FullConfigDb = {table: rows for table, rows in config.items() if rows}
+    full["SWITCH_HASH"] = switch_hash(underlay_plan)
+    return full
+
+
+def switch_hash(underlay_plan: underlay.UnderlayPlan) -> ListTable:
+    """SWITCH_HASH|GLOBAL: the fields the ECMP hash reads (sonic-hash.yang). SONiC applies it
+    where the ASIC's SAI takes a native hash field list (`show switch-hash capabilities`);
+    LAG hashing is left alone, the fabric has no port channels."""
+    fields = [HASH_FIELD[f] for f in underlay_plan.load_balancing.hash_fields]
+    return {"GLOBAL": {"ecmp_hash": fields}}
 
 
 def _mac(name: str) -> str:
@@ -331,7 +351,7 @@ def _interfaces(ports: list[_Port]) -> Table:
     return table
 
 
-def _bgp_neighbors(ports: list[_Port]) -> Table:
+def _bgp_neighbors(ports: list[_Port], underlay_plan: underlay.UnderlayPlan) -> Table:
     table: Table = {}
     for p in ports:
         if p.peer_asn is None or p.address is None or p.peer_address is None:
@@ -339,8 +359,8 @@ def _bgp_neighbors(ports: list[_Port]) -> Table:
         table[str(p.peer_address.ip)] = {
             "admin_status": "up",
             "asn": str(p.peer_asn),
-            "holdtime": str(BGP_HOLDTIME_S),
-            "keepalive": str(BGP_KEEPALIVE_S),
+            "holdtime": str(underlay_plan.hold_s),
+            "keepalive": str(underlay_plan.keepalive_s),
             "local_addr": str(p.address.ip),
             "name": p.peer,
         }
@@ -493,8 +513,19 @@ def frr_text(data: dict[str, Any]) -> str:
     return templating.render("sonic/frr.conf.j2", **data)
 
 
+def _ecmp_width(switch: Switch, ports: list[_Port]) -> int:
+    """Uplinks (every one a path upwards), or the most parallel links to one lower switch
+    (the paths to a prefix behind it), whichever is wider: underlay.ecmp_widths per switch."""
+    uplinks = sum(1 for p in ports
+                  if p.link.a_device == switch.name and p.link.kind != "node-leaf")
+    parallel = Counter(p.peer for p in ports
+                       if p.peer_asn is not None and p.link.z_device == switch.name)
+    return max(uplinks, max(parallel.values(), default=0))
+
+
 def _frr_data(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> dict[str, Any]:
     _plan(ctx)
+    underlay_plan = underlay.plan(ctx.intent)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
     neighbors = [
@@ -514,9 +545,17 @@ def _frr_data(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> dict[st
         "description": ctx.intent.description,
         "asn": switch.asn,
         "router_id": str(switch.loopback),
-        "keepalive": BGP_KEEPALIVE_S,
-        "holdtime": BGP_HOLDTIME_S,
-        "maximum_paths": BGP_MAXIMUM_PATHS,
+        "keepalive": underlay_plan.keepalive_s,
+        "holdtime": underlay_plan.hold_s,
+        "maximum_paths": underlay.ecmp_paths("sonic", switch.name, _ecmp_width(switch, ports)),
+        # FRR bfdd: a profile with the plan's timers, attached to every peer (FRR user guide,
+        # "BFD": `bfd` / `profile NAME` / detect-multiplier, receive-interval,
+        # transmit-interval; `neighbor PEER bfd profile NAME`; checked with vtysh --dryrun).
+        "bfd": None if underlay_plan.bfd is None else {
+            "profile": underlay.BFD_PROFILE,
+            "multiplier": underlay_plan.bfd.multiplier,
+            "interval_ms": underlay_plan.bfd.interval_ms,
+        },
         "neighbors": neighbors,
         "networks": networks,
     }

@@ -217,7 +217,9 @@ def switch_buffers(model_name: str, breakout: int, requested: Requested,
             layout, model.asic, ports=len(heads),
             ports_8lane=sum(1 for h in heads if h.port.lanes == 8),
             pg_profiles=[(prof, n * len(lossless_pgs)) for prof, n in counts.items()],
-            lossy_pgs_per_port=len(_ranges(lossy_pgs)), lossless_ports=len(heads))
+            # Every PG of a range reserves buffer (buffer_pool_mellanox.lua counts a BUFFER_PG
+            # key "0-2" as three), so count PGs, not keys.
+            lossy_pgs_per_port=len(lossy_pgs), lossless_ports=len(heads))
         for name, fields in sizes.items():
             pools[name].update(fields)
     tables["BUFFER_POOL"] = pools

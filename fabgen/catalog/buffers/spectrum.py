@@ -380,11 +380,29 @@ def pool_sizes(layout: PoolLayout, asic_key: str, *, ports: int, ports_8lane: in
 
 # --- buffer objects and the model per switch -------------------------------------------------
 
-def _layout(mmu: int, source: str) -> PoolLayout:
-    """[OBJ] ACS-MSN2700 buffers_defaults_objects.j2: two ingress pools, NVIDIA's profiles."""
+def _layout(mmu: int, source: str, *, one_ingress_pool: bool = False) -> PoolLayout:
+    """NVIDIA's buffer objects [OBJ].
+
+    Two ingress pools: x86_64-mlnx_msn2700-r0/ACS-MSN2700/buffers_defaults_objects.j2, which
+    ACS-SN5600, Mellanox-SN5600-O128, ACS-MSN4700 and ACS-MSN4600C link to. One ingress pool
+    (lossy PGs share the lossless pool, and only ingress_lossless_profile is in the port's
+    ingress list): x86_64-mlnx_msn2700-r0/Mellanox-SN2700-D48C8/buffers_defaults_objects.j2,
+    which Mellanox-SN5600-V256 links to. ingress_lossy_profile has dynamic_th 3 in both; the 7
+    of Mellanox-SN5600-C256S1's own objects file belongs to a SKU fabgen does not render.
+    """
+    lossy_pool = "ingress_lossless_pool" if one_ingress_pool else "ingress_lossy_pool"
+    pools = {
+        "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+        "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
+        "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+        "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
+    }
+    if one_ingress_pool:
+        del pools["ingress_lossy_pool"]
     return PoolLayout(
         mmu_bytes=mmu,
-        ingress_pools=("ingress_lossless_pool", "ingress_lossy_pool"),
+        ingress_pools=(("ingress_lossless_pool",) if one_ingress_pool
+                       else ("ingress_lossless_pool", "ingress_lossy_pool")),
         lossless_pool="ingress_lossless_pool",
         lossy_pg_profile="ingress_lossy_profile",
         lossless_queue_profile="egress_lossless_profile",
@@ -392,21 +410,16 @@ def _layout(mmu: int, source: str) -> PoolLayout:
         profiles={
             "ingress_lossless_profile": {"pool": "ingress_lossless_pool", "size": "0",
                                          "dynamic_th": "7"},
-            "ingress_lossy_profile": {"pool": "ingress_lossy_pool", "size": "0",
-                                      "dynamic_th": "3"},
+            "ingress_lossy_profile": {"pool": lossy_pool, "size": "0", "dynamic_th": "3"},
             "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0",
                                         "dynamic_th": "7"},
             "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "9216",
                                      "dynamic_th": "7"},
             "q_lossy_profile": {"pool": "egress_lossy_pool", "size": "0", "dynamic_th": "3"},
         },
-        pools={
-            "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
-            "ingress_lossy_pool": {"type": "ingress", "mode": "dynamic"},
-            "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
-            "egress_lossy_pool": {"type": "egress", "mode": "dynamic"},
-        },
-        ingress_list=("ingress_lossless_profile", "ingress_lossy_profile"),
+        pools=pools,
+        ingress_list=(("ingress_lossless_profile",) if one_ingress_pool
+                      else ("ingress_lossless_profile", "ingress_lossy_profile")),
         egress_list=("egress_lossless_profile", "egress_lossy_profile"),
         source=source,
     )
@@ -419,6 +432,11 @@ _T1 = {
     "sn4700": "device/mellanox/x86_64-mlnx_msn4700-r0/ACS-MSN4700/buffers_defaults_t1.j2",
     "sn4600c": "device/mellanox/x86_64-mlnx_msn4700-r0/ACS-MSN4700/buffers_defaults_t1.j2",
 }
+# SKUs with buffer templates of their own (the rest use their switch's ACS SKU's), and those of
+# them whose buffer objects are NVIDIA's one-ingress-pool set (see _layout).
+_T1_SKU = {"Mellanox-SN5600-V256":
+           "device/mellanox/x86_64-nvidia_sn5600-r0/Mellanox-SN5600-V256/buffers_defaults_t1.j2"}
+ONE_INGRESS_POOL = frozenset({"Mellanox-SN5600-V256"})
 # (switch model, breakout) -> the SKU whose table applies (the SKUs sonic.HWSKU names).
 SKUS = {("sn5600", 1): "ACS-SN5600", ("sn5600", 2): "Mellanox-SN5600-O128",
         ("sn5600", 4): "Mellanox-SN5600-V256", ("sn4700", 1): "ACS-MSN4700",
@@ -444,6 +462,8 @@ def model_for(model: str, breakout: int) -> BufferModel | None:
         modes=("dynamic", "traditional") if sku else ("dynamic",),
         default_mode_source="sonic-buildimage platform/mellanox/rules.mk SONIC_BUFFER_MODEL",
         table=table(sku) if sku else None,
-        layout=_layout(MMU_BYTES[model], f"{BUILDIMAGE} {_T1[model]}"),
+        layout=_layout(MMU_BYTES[model],
+                       f"{BUILDIMAGE} {_T1_SKU.get(sku or '', _T1[model])}",
+                       one_ingress_pool=sku in ONE_INGRESS_POOL),
         note=note,
     )

@@ -1,0 +1,64 @@
+"""Rails table: which adapter port of which compute node lands on which leaf, for rail validation.
+
+A rail-optimized fabric works only when rail r of every node of a unit is on rail leaf r; a node
+with two cables swapped still links up and routes, just slower and across the spines. During
+bring-up the table is checked against what each port sees (ibnetdiscover / ibdiagnet on
+InfiniBand, LLDP on Ethernet): one row per compute port, in node order, with the leaf port by the
+name the leaf's platform gives it (the cabling sheet's names) and, on InfiniBand, by panel name
+(the ibdm topology file's names). Plane and rail are 0-based as in cabling.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from fabgen.catalog.ports import switch_port_name
+from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.ibdm import panel_name
+from fabgen.topology.groups import compute_hosts, fabric_groups
+from fabgen.topology.model import Fabric
+
+__all__ = ["COLUMNS", "PATH", "TARGET", "RailsTarget", "rails_csv", "rails_rows"]
+
+PATH = "bringup/rails.csv"
+COLUMNS = ("host", "leaf_group", "nic", "nic_port", "rdma_device", "netdev", "rail", "plane",
+           "leaf", "leaf_port", "leaf_panel")
+
+
+def rails_rows(fabric: Fabric) -> list[tuple[str | int, ...]]:
+    group_of = fabric_groups(fabric).group_of()
+    ends = {(link.a_device, link.a_port): (link.z_device, link.z_port)
+            for link in fabric.links if link.kind == "node-leaf"}
+    ib = fabric.transport == "infiniband"
+    rows: list[tuple[str | int, ...]] = []
+    for host in compute_hosts(fabric):
+        for hp in host.ports:
+            leaf_name, port = ends[host.name, hp.dev]
+            leaf = fabric.by_name[leaf_name]
+            rows.append((host.name, group_of[host.name].name, hp.nic, hp.port, hp.rdma_device,
+                         hp.netdev, hp.rail, hp.plane, leaf.name, switch_port_name(leaf, port),
+                         panel_name(leaf, port) if ib else ""))
+    return rows
+
+
+def rails_csv(fabric: Fabric) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(rails_rows(fabric))
+    return out.getvalue()
+
+
+class RailsTarget:
+    name = "rails"
+    description = "bringup/rails.csv: every compute port's rail, plane and leaf port"
+
+    def applies(self, ctx: RenderContext) -> bool:
+        return bool(ctx.fabric.hosts)
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return {PATH: rails_csv(ctx.fabric)}
+
+
+TARGET = RailsTarget()

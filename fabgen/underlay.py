@@ -1,0 +1,243 @@
+"""The underlay plan: BGP timers, BFD, ECMP width and load balancing of a RoCE fabric.
+
+One plan for every switch platform, resolved from the intent's `underlay` and `load_balancing`
+sections, the way qos.py resolves the QoS plan: the SONiC, EOS and NVUE targets print these
+values and invent none. `check` refuses, at load time and blamed on the intent's fields, what a
+platform cannot express: more equal-cost paths than it installs, a hash field it cannot read,
+adaptive load balancing where it has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fabgen import catalog
+from fabgen.errors import Diagnostics
+from fabgen.intent.models import Intent
+from fabgen.qos import used_platforms
+from fabgen.topology import sizing
+
+__all__ = [
+    "ADAPTIVE",
+    "BFD_PROFILE",
+    "DEFAULT_HASH_FIELDS",
+    "HASH_FIELDS",
+    "MAX_ECMP",
+    "Bfd",
+    "EcmpLimit",
+    "LoadBalancing",
+    "UnderlayPlan",
+    "check",
+    "ecmp_paths",
+    "ecmp_widths",
+    "plan",
+]
+
+Mode = Literal["hash", "adaptive"]
+
+# Name of the BFD profile FRR (SONiC) and later Cumulus releases attach to the BGP peers.
+BFD_PROFILE = "fabgen"
+
+# The ECMP hash's default input: the RoCEv2 5-tuple. Cumulus hashes exactly these (plus the
+# IPv6 flow label) by default (Cumulus Linux 5.12 user guide, "Equal Cost Multipath Load
+# Sharing", ECMP Hashing table: ip-protocol, source-ip, destination-ip, source-port,
+# destination-port on). The UDP destination port is always 4791 for RoCEv2; the source port
+# is what varies: a RoCEv2 NIC picks it per queue pair (InfiniBand Architecture Specification,
+# Annex A17 RoCEv2, "UDP source port ... used for ECMP entropy").
+DEFAULT_HASH_FIELDS = ("src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port")
+
+
+@dataclass(frozen=True, slots=True)
+class EcmpLimit:
+    """The most equal-cost paths a platform installs for one prefix, and where that is written."""
+
+    paths: int
+    source: str
+
+
+MAX_ECMP: dict[str, EcmpLimit] = {
+    # FRR's `maximum-paths (1-MULTIPATH_NUM)`: SONiC builds FRR with --enable-multipath=256
+    # (FRR's debian/rules, as SONiC used it up to 2024) and 514 since sonic-buildimage
+    # src/sonic-frr/patch/0016-SONiC-ONLY-Set-multipath-to-514... (Dec 2024). The lower value
+    # is the limit, so the config loads on either image.
+    "sonic": EcmpLimit(256, "FRR's MULTIPATH_NUM as SONiC builds it: --enable-multipath=256, "
+                            "514 on images since Dec 2024 per sonic-buildimage src/sonic-frr "
+                            "patch 0016"),
+    # `nv set vrf <vrf> router bgp address-family ipv4-unicast multipaths ebgp 1-128`
+    # (Cumulus Linux 5.12 user guide, NVUE command list).
+    "nvue": EcmpLimit(128, "NVUE `router bgp address-family ipv4-unicast multipaths ebgp "
+                           "1-128`, Cumulus Linux 5.12 user guide"),
+    # `maximum-paths <1-600> ecmp <1-600>` (aristanetworks/avd eos_cli_config_gen
+    # router_bgp.schema.yml, maximum_paths.paths and .ecmp, min 1 max 600). The ASIC's own
+    # ECMP group size is what `show bgp instance` prints as "Maximum ECMP"; Arista publishes no
+    # number for the 7060X6, so the report asks the operator to compare it.
+    "eos": EcmpLimit(600, "EOS `maximum-paths <1-600> ecmp <1-600>`, AVD router_bgp schema"),
+}
+
+# Hash fields each platform can be told to use (intent names; the targets map them to theirs).
+HASH_FIELDS: dict[str, frozenset[str]] = {
+    # SONiC SWITCH_HASH|GLOBAL ecmp_hash takes native fields only (sonic-hash.yang hash-field:
+    # SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT, ...); no payload bytes.
+    "sonic": frozenset(DEFAULT_HASH_FIELDS),
+    # NVUE `system forwarding ecmp-hash` (Cumulus Linux 5.12, ECMP Hashing table).
+    "nvue": frozenset(DEFAULT_HASH_FIELDS),
+    # EOS on Strata (7060X6, Tomahawk 5) hashes the routed 5-tuple by default and fabgen writes
+    # no command to change that set; the BTH destination QP is added with UDF bytes,
+    # `port-channel load-balance trident udf eth-type ipv4 header outer l4 offset 13..15 mask
+    # 0xff` (aristanetworks/avd#5386, AVD port_channel.load_balance_trident_udf).
+    "eos": frozenset({*DEFAULT_HASH_FIELDS, "roce-dest-qp"}),
+}
+
+# Adaptive load balancing per platform: what it is, or why there is none.
+ADAPTIVE: dict[str, str | None] = {
+    # No adaptive-routing or DLB table exists in the SONiC YANG models (sonic-buildimage
+    # src/sonic-yang-models), so config_db cannot ask for it.
+    "sonic": None,
+    # `nv set interface <swp> router adaptive-routing enable on` on the ECMP ports; per-packet,
+    # Spectrum-4 at 400G and 200G only (Cumulus Linux 5.12, "Equal Cost Multipath Load
+    # Sharing", Adaptive Routing).
+    "nvue": "per-packet adaptive routing (Spectrum-4, 200G/400G ports)",
+    # `ip hardware fib load-balance distribution dynamic` (EOS 4.24.2F TOI "Support for dynamic
+    # load balancing on ECMP groups"; AVD ip_hardware.fib.load_balance_distribution.dynamic):
+    # flowlets move to the less-loaded member, a flow's packets stay in order.
+    "eos": "flowlet dynamic load balancing (DLB)",
+}
+# Cumulus adaptive routing: Spectrum-4 switches at 400G and 200G (same page as above).
+NVUE_ADAPTIVE_MODELS = frozenset({"sn5600"})
+NVUE_ADAPTIVE_SPEEDS = frozenset({200, 400})
+# NICs that put RoCE packets of one QP back in order when a per-packet adaptive fabric
+# delivers them out of order: NVIDIA's Spectrum-X SuperNICs (BlueField-3 SuperNIC; ConnectX-8
+# SuperNIC) (NVIDIA Spectrum-X platform documentation, "adaptive routing ... the SuperNIC
+# reorders").
+REORDERING_NICS = frozenset({"bluefield-3", "connectx-8"})
+
+
+@dataclass(frozen=True, slots=True)
+class Bfd:
+    interval_ms: int  # transmit and minimum receive interval
+    multiplier: int
+
+    @property
+    def detection_ms(self) -> int:
+        return self.interval_ms * self.multiplier
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBalancing:
+    mode: Mode
+    hash_fields: tuple[str, ...]  # intent names, in the intent's order
+
+
+@dataclass(frozen=True, slots=True)
+class UnderlayPlan:
+    """What every switch target prints for the underlay; none invents a number."""
+
+    keepalive_s: int
+    hold_s: int
+    bfd: Bfd | None  # None: BFD off
+    load_balancing: LoadBalancing
+
+
+def plan(intent: Intent) -> UnderlayPlan:
+    u, lb = intent.underlay, intent.load_balancing
+    bfd = Bfd(u.bfd.interval_ms, u.bfd.multiplier) if u.bfd.enabled else None
+    return UnderlayPlan(u.bgp.keepalive_s, u.bgp.hold_s, bfd,
+                        LoadBalancing(lb.mode, tuple(lb.hash_fields)))
+
+
+def ecmp_widths(shape: sizing.Shape) -> dict[str, int]:
+    """Equal-cost paths one switch of each role has to a prefix of the fabric.
+
+    Upwards every uplink is a path (a leaf reaches another leaf over all its spine links);
+    downwards a prefix behind one lower switch is reached over the parallel links to it.
+    """
+    widths = {"leaf": shape.leaf_up, "spine": max(shape.spine_up, shape.leaf_spine_links)}
+    if shape.tiers == 3:
+        widths["core"] = shape.spine_core_links
+    return widths
+
+
+def ecmp_paths(platform: str, switch: str, width: int) -> int:
+    """The `maximum-paths` a switch gets: its ECMP width, refused above the platform's limit
+    (check() refuses such an intent first; this guards a target called on its own)."""
+    limit = MAX_ECMP[platform]
+    if width > limit.paths:
+        raise ValueError(f"{platform}: {switch} needs {width} equal-cost paths; the platform "
+                         f"installs at most {limit.paths} ({limit.source})")
+    return max(1, width)
+
+
+def check(intent: Intent, diags: Diagnostics) -> None:
+    """What the fabric's platforms cannot express, blamed on the intent's fields."""
+    if intent.fabric.transport != "roce":
+        for section in ("underlay", "load_balancing"):
+            if section in intent.model_fields_set:
+                diags.warn(f"the {section} section applies to RoCE only and is ignored for "
+                           "InfiniBand (the subnet manager routes it)", (section,))
+        return
+    roles = used_platforms(intent)
+    try:
+        shape = sizing.shape(intent)
+    except sizing.SizingError:
+        return  # semantic._fit reports it
+    for role, width in ecmp_widths(shape).items():
+        platform = roles[role]
+        limit = MAX_ECMP[platform]
+        if width > limit.paths:
+            diags.error(
+                f"each {role} has {width} equal-cost paths, but {platform} installs at most "
+                f"{limit.paths}: routes would use only part of the uplinks",
+                ("platforms", role),
+                f"{platform}'s limit: {limit.source}; use a platform that takes {width} paths, "
+                f"or give each {role} fewer uplinks with more oversubscription or a smaller "
+                "radix")
+    lb = intent.load_balancing
+    used = {roles[r] for r in ecmp_widths(shape)}
+    for platform in sorted(used):
+        missing = [f for f in lb.hash_fields if f not in HASH_FIELDS[platform]]
+        if missing:
+            diags.error(f"{platform} cannot hash on {', '.join(missing)}",
+                        ("load_balancing", "hash_fields"),
+                        f"{platform} takes: {', '.join(sorted(HASH_FIELDS[platform]))}")
+        if platform == "eos" and not set(DEFAULT_HASH_FIELDS) <= set(lb.hash_fields):
+            diags.error("EOS hashes the routed 5-tuple and fabgen has no verified EOS command to "
+                        "drop fields from it", ("load_balancing", "hash_fields"),
+                        "keep src-ip, dst-ip, ip-protocol, src-port and dst-port")
+    if lb.mode == "adaptive":
+        _adaptive(intent, roles, used, shape, diags)
+    elif not {"src-port", "roce-dest-qp"} & set(lb.hash_fields):
+        diags.warn("the hash reads neither src-port nor roce-dest-qp: all queue pairs between "
+                   "two NICs take one path, whatever nccl.qps_per_connection is",
+                   ("load_balancing", "hash_fields"), "add src-port (the RoCEv2 per-QP port)")
+    elif intent.nccl.qps_per_connection == 1 and max(ecmp_widths(shape).values()) > 1:
+        diags.warn("one queue pair per NCCL connection: each connection is a single flow the "
+                   "ECMP hash pins to one uplink", ("nccl", "qps_per_connection"),
+                   "use 4 or more so a connection's traffic spreads over several paths")
+
+
+def _adaptive(intent: Intent, roles: dict[str, str], used: set[str], shape: sizing.Shape,
+              diags: Diagnostics) -> None:
+    loc = ("load_balancing", "mode")
+    if "sonic" in used:
+        diags.error("SONiC has no adaptive routing or dynamic load balancing setting: the "
+                    "SONiC YANG models have no such table", loc, "use mode: hash on SONiC switches")
+    if "nvue" in used:
+        for role in sorted(r for r in ecmp_widths(shape) if roles[r] == "nvue"):
+            kind = shape.leaf if role == "leaf" else shape.spine if role == "spine" else \
+                shape.core
+            model = kind.model if kind is not None else None
+            if model not in NVUE_ADAPTIVE_MODELS or shape.speed_gbps not in NVUE_ADAPTIVE_SPEEDS:
+                diags.error(f"Cumulus adaptive routing needs Spectrum-4 switches at 200G or 400G; "
+                            f"the {role}s are {model or 'custom'} at {shape.speed_gbps}G",
+                            loc, "use mode: hash")
+        nic = intent.cluster.node.nic
+        if nic not in REORDERING_NICS:
+            known = catalog.nics().get(nic)
+            diags.warn(f"per-packet adaptive routing delivers a QP's packets out of order; "
+                       f"{known.name if known else nic} is not a Spectrum-X SuperNIC that puts "
+                       "them back in order (BlueField-3, ConnectX-8)", loc)
+    if "eos" in used:
+        diags.warn("EOS dynamic load balancing (`ip hardware fib load-balance distribution "
+                   "dynamic`, EOS 4.24.2F and later) depends on the switch model, and Arista "
+                   "publishes no list fabgen could check; confirm the model supports it", loc)
