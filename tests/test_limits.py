@@ -32,7 +32,7 @@ def _largest(nodes: int) -> dict[str, object]:
 
 
 def test_the_largest_supported_fabric_is_valid_and_one_node_more_is_not(tmp_path: Path) -> None:
-    """The README's largest fabric (262,144 host ports; its render is benchmarked at 0.9 GiB)
+    """The README's largest fabric (262,144 host ports; its render is benchmarked at 1.7 GiB)
     passes every check; one node more is refused at cluster.nodes, naming the limit."""
     nodes = MAX_HOST_PORTS // 8
     path = tmp_path / "max.yaml"
