@@ -11,13 +11,18 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fabgen import __version__, resources
 from fabgen.errors import Diagnostic, FabgenError
 from fabgen.render import Progress
 
+if TYPE_CHECKING:
+    from fabgen.intent.loader import LoadedIntent
+    from fabgen.output import WriteReport
+
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_BUG = 3  # fabgen's own bug (never an input error: those are exit 1 with file:line:col)
 EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 LOCAL_INTENT = Path("fabgen.yaml")  # what `fabgen init` writes; `fabgen render` reads it
 EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
@@ -87,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check intent files", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Validate intents: every error of each file with "
-                                   "file:line:col, then warnings.")
+                                   "file:line:col, then warnings. Each valid intent is also "
+                                   "rendered in memory (nothing is written), so an intent "
+                                   "that validates renders.")
     p.add_argument("intents", nargs="+", metavar="INTENT")
     common(p)
 
@@ -107,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", metavar="PATTERN",
                    help="render per-device files only for devices matching a glob "
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="if DIR is a symbolic link, write at its target (refused otherwise)")
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
                    help="render with N processes (default: this machine's cores; 1 renders in "
                         "one process); the files are the same for every N")
@@ -300,6 +309,13 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             if not args.json:
                 _warnings(console, exc.diagnostics)
             continue
+        problem = _dry_render(loaded)
+        if problem is not None:
+            status = EXIT_INVALID
+            results.append({"file": path, "valid": False, "errors": [problem.render()]})
+            if not args.json:
+                _warnings(console, [*loaded.warnings, problem])
+            continue
         results.append({"file": path, "valid": True,
                         "warnings": [d.render() for d in loaded.warnings]})
         if not args.json:
@@ -310,11 +326,38 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return status
 
 
+def _dry_render(loaded: LoadedIntent) -> Diagnostic | None:
+    """Render every file in memory and drop it: what render would refuse, validate refuses.
+    One file at a time, so a large fabric costs time but not memory."""
+    from fabgen.render import RenderError, render_iter
+
+    try:
+        with _placed(loaded):
+            for _path, content in render_iter(loaded):
+                if not isinstance(content, str):
+                    for _chunk in content:
+                        pass
+    except RenderError as exc:
+        return Diagnostic(str(exc), file=loaded.source.path)
+    return None
+
+
+@contextlib.contextmanager
+def _placed(loaded: LoadedIntent) -> Iterator[None]:
+    """An intent error found while rendering (a file the intent names) gets its file:line:col
+    like every other: renderers know the field, the intent's source knows where it is."""
+    try:
+        yield
+    except FabgenError as exc:
+        raise FabgenError([loaded.source.place(d) if d.file is None else d
+                           for d in exc.diagnostics]) from None
+
+
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from fabgen import output
     from fabgen.intent import load
     from fabgen.jobs import available_cores
-    from fabgen.render import render
+    from fabgen.render import render_iter
 
     with default_intent(args.intent, console) as intent_path:
         loaded = load(intent_path, strict=args.strict)
@@ -330,11 +373,16 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     if partial and not args.check and output.holds_full_render(dest):
         raise output.OutputError(f"{dest} holds a full render; write a partial render "
                                  "(--only/--devices) to another directory")
-    with progress_bar(console, enabled=not (args.json or args.quiet)) as progress:
-        files = render(loaded, only=only, devices=args.devices, progress=progress,
-                       jobs=args.jobs or available_cores())
+    with progress_bar(console, enabled=not (args.json or args.quiet)) as progress, \
+            _placed(loaded):
+        # Files stream from the renderers into the writer (or the comparison) one at a time.
+        files = render_iter(loaded, only=only, devices=args.devices, progress=progress,
+                            jobs=args.jobs or available_cores())
+        if args.check:
+            result = output.check(dest, files, subset=partial)
+        else:
+            report = output.write(dest, files, follow_symlinks=args.follow_symlinks)
     if args.check:
-        result = output.check(dest, files, subset=partial)
         if args.json:
             print(json.dumps({"output": str(dest), "ok": result.ok, "changed": result.changed,
                               "missing": result.missing, "extra": result.extra}, indent=2))
@@ -344,17 +392,20 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
                 for path in paths:
                     print(f"{dest / path}: {label}", file=sys.stderr)
             if result.ok:
-                console.info(f"{dest}: up to date ({len(files)} files)")
+                console.info(f"{dest}: up to date ({result.files} files)")
             else:
                 n = len(result.changed) + len(result.missing) + len(result.extra)
                 console.error(f"{dest}: {n} file(s) differ from a fresh render of {intent_path}")
         return EXIT_OK if result.ok else EXIT_INVALID
-    output.write(dest, files)
     if args.json:
-        print(json.dumps({"output": str(dest), "files": len(files),
-                          "warnings": [d.render() for d in loaded.warnings]}, indent=2))
-    else:
-        console.info(f"wrote {len(files)} files to {dest}")
+        print(json.dumps({"output": str(dest), "files": report.files,
+                          "warnings": [d.render() for d in loaded.warnings],
+                          "kept": report.kept,
+                          "restored": str(report.restored) if report.restored else None,
+                          "removed": [str(p) for p in report.removed]}, indent=2))
+        return EXIT_OK
+    _write_notes(console, dest, report)
+    console.info(f"wrote {report.files} files to {dest}")
     return EXIT_OK
 
 
@@ -367,6 +418,21 @@ def _jobs(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"at least 1 process, not {value}")
     return value
+
+
+def _write_notes(console: Console, dest: Path, report: WriteReport) -> None:
+    """What the writer did besides writing: said once, on stderr, never silently."""
+    if report.restored is not None:
+        console.info(f"note: {dest}: put back the previous render an interrupted run had "
+                     f"left in {report.restored.name}", stream=sys.stderr)
+    if report.removed:
+        console.info(f"note: removed {len(report.removed)} temporary directory(ies) left by "
+                     f"interrupted runs: {', '.join(p.name for p in report.removed)}",
+                     stream=sys.stderr)
+    if report.kept:
+        shown = ", ".join(report.kept[:5]) + (" ..." if len(report.kept) > 5 else "")
+        console.info(f"note: {dest}: kept {len(report.kept)} file(s) fabgen did not write: "
+                     f"{shown}", stream=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -681,14 +747,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.debug:
             traceback.print_exc()
+        from fabgen.intent.loader import CheckCrashed
         from fabgen.render import RenderError
 
         if isinstance(exc, OutputError | OSError | RenderError):
-            console.error(str(exc))
+            console.error(_one_line(str(exc)))
             return EXIT_INVALID
-        console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
-                      "and report it)")
-        return 3
+        if isinstance(exc, MemoryError):
+            console.error("out of memory (a ulimit or the machine's); the README's Scale "
+                          "section says what a fabric of this size needs")
+            return EXIT_INVALID
+        what = "" if isinstance(exc, CheckCrashed) else f"{type(exc).__name__}: "
+        console.error(f"internal error: {what}{_one_line(str(exc))} (rerun with --debug and "
+                      "report it)")
+        return EXIT_BUG
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """An error as one readable line, however long or multi-line the exception's text."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _print_through(text: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +12,9 @@ from pathlib import Path
 from fabgen import jobs as jobs_module
 from fabgen import qos
 from fabgen.errors import FabgenError
-from fabgen.intent.loader import LoadedIntent
+from fabgen.intent.loader import IntentSource, LoadedIntent
 from fabgen.intent.models import Intent
-from fabgen.output import with_manifest
+from fabgen.output import FileItem, text_of, with_streamed_manifest
 from fabgen.targets import (
     RenderContext,
     Target,
@@ -115,9 +116,16 @@ class WorkItem:
 
 # Units per work item: enough to amortise handing an item to a worker (a few hundred
 # microseconds), few enough that several items per worker balance the load and a finished item
-# (a few MB of configs at most) is small in the parent's memory.
+# (a few MB of configs at most) is small in memory.
 MAX_UNITS_PER_ITEM = 64
 ITEMS_PER_JOB = 8
+
+
+def context(intent: Intent, base_dir: Path | None) -> RenderContext:
+    """Build and plan the fabric; the context (and its index) every target renders from."""
+    return RenderContext(intent=intent, fabric=build(intent),
+                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
+                         base_dir=base_dir)
 
 
 def plan_work(ctx: RenderContext, names: list[str], jobs: int,
@@ -142,16 +150,20 @@ def plan_work(ctx: RenderContext, names: list[str], jobs: int,
     return items
 
 
-def render_item(ctx: RenderContext, item: WorkItem) -> list[tuple[str, str]]:
-    """The files of one work item, in order."""
+def render_item(ctx: RenderContext, item: WorkItem) -> Iterator[FileItem]:
+    """The files of one work item, in order, as they are rendered: a split target's unit by
+    unit, a streaming target's file by file (a big table as chunks), any other whole."""
     target = targets()[item.target]
-    if item.units is None:
-        return list(target.render(ctx).items())
-    split: SplitTarget = target  # type: ignore[assignment]
-    return [file for unit in item.units for file in split.render_unit(ctx, unit).items()]
+    if item.units is not None:
+        split: SplitTarget = target  # type: ignore[assignment]
+        for unit in item.units:
+            yield from split.render_unit(ctx, unit).items()
+        return
+    stream = getattr(target, "render_iter", None)
+    yield from (stream(ctx) if stream is not None else target.render(ctx).items())
 
 
-# What a worker renders from: set by `_files` before the pool starts, so a forked worker
+# What a worker renders from: set by `_rendered` before the pool starts, so a forked worker
 # inherits it; a spawned worker builds the context from the intent in _init_worker.
 _CONTEXT: RenderContext | None = None
 _SPOOL: jobs_module.Spool | None = None
@@ -172,22 +184,14 @@ def _render_in_worker(numbered: tuple[int, WorkItem]) -> jobs_module.Spooled:
     return _SPOOL.put(str(number), render_item(_CONTEXT, item))
 
 
-def context(intent: Intent, base_dir: Path | None) -> RenderContext:
-    """Build and plan the fabric; the context (and its index) every target renders from."""
-    return RenderContext(intent=intent, fabric=build(intent),
-                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
-                         base_dir=base_dir)
-
-
-def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
-           progress: Progress | None) -> Iterator[tuple[str, list[tuple[str, str]]]]:
-    """(target, files) of every item, in item order, rendered here or by `jobs` workers."""
+def _rendered(ctx: RenderContext, items: list[WorkItem],
+              jobs: int) -> Iterator[tuple[WorkItem, Iterable[FileItem]]]:
+    """Each item with its files, in item order: rendered here as they are read (one process),
+    or by `jobs` workers a bounded number of items ahead of the reader."""
     global _CONTEXT
     if jobs <= 1 or len(items) <= 1:
-        for i, item in enumerate(items):
-            if progress:
-                progress(item.target, i, len(items))
-            yield item.target, render_item(ctx, item)
+        for item in items:
+            yield item, render_item(ctx, item)
         return
     _CONTEXT = ctx
     spool = jobs_module.Spool()
@@ -195,48 +199,79 @@ def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
                                       initializer=_init_worker,
                                       initargs=(ctx.intent, ctx.base_dir, spool))
     try:
-        for i, (item, spooled) in enumerate(zip(items, results, strict=True)):
-            if progress:
-                progress(item.target, i, len(items))
-            yield item.target, spool.take(spooled)
+        try:
+            first = next(results, None)
+        except jobs_module.PoolUnavailable:
+            # No processes or threads left to start workers with (a ulimit, a full machine):
+            # the render is the same in this process, which then meets the limit itself.
+            for item in items:
+                yield item, render_item(ctx, item)
+            return
+        for item, spooled in zip(items, itertools.chain([first], results), strict=True):
+            assert spooled is not None
+            yield item, spool.take(spooled)
     finally:
-        results.close()  # stops the workers now, also when the consumer gave up early
+        results.close()  # stops the workers now, also when the reader gave up early
         spool.close()
         _CONTEXT = None
+
+
+def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
+                devices: str | None = None, progress: Progress | None = None,
+                jobs: int = 1) -> Iterator[FileItem]:
+    """Every applicable target's files (or the selected ones) as each is produced, then
+    manifest.json. Read each file's content before asking for the next (output.write and
+    output.check do): a file may come as chunks, hashed for the manifest as they are read.
+
+    `jobs` > 1 spreads the work over that many processes (fabgen.jobs); the files, their order
+    and the first error are those of `jobs` 1, which renders in this process.
+
+    The fabric is built and planned here, before the first file, so an input error is raised
+    before a writer has created anything.
+    """
+    intent = loaded.intent
+    names = select(only)
+    with jobs_module.paused_gc():
+        ctx = context(intent, Path(loaded.source.path).parent)
+    keep = _device_filter(ctx.fabric, devices) if devices else None
+    matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
+    items = plan_work(ctx, names, jobs, matching)
+    partial: dict[str, object] | None = None
+    if only is not None or devices is not None:
+        partial = {"only": names, "devices": devices}
+    return with_streamed_manifest(_files(ctx, items, jobs, keep, progress, loaded.source),
+                                  loaded.source.sha256, intent.name, partial=partial)
+
+
+def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
+           keep: Callable[[str], bool] | None, progress: Progress | None,
+           source: IntentSource) -> Iterator[FileItem]:
+    seen: set[str] = set()
+    with jobs_module.paused_gc():  # forked workers inherit the pause
+        try:
+            for i, (item, files) in enumerate(_rendered(ctx, items, jobs)):
+                if progress:
+                    progress(item.target, i, len(items))
+                for path, content in files:
+                    if path in seen:
+                        raise RenderError(f"target {item.target!r} writes {path}, already "
+                                          "written by another")
+                    seen.add(path)
+                    if keep is None or keep(path):
+                        yield path, content
+        except eos.UnsupportedPlan as exc:
+            raise RenderError(str(exc)) from None
+        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
+            raise FabgenError([d if d.file else source.place(d)
+                               for d in exc.diagnostics]) from None
+    if progress:
+        progress("done", len(items), len(items))
 
 
 def render(loaded: LoadedIntent, only: Iterable[str] | None = None,
            devices: str | None = None, progress: Progress | None = None,
            jobs: int = 1) -> dict[str, str]:
-    """Render every applicable target (or the selected ones) plus manifest.json.
-
-    `jobs` > 1 spreads the work over that many processes (fabgen.jobs); the files are the same
-    bytes for every value, and 1 renders in this process.
-    """
-    intent = loaded.intent
-    names = select(only)
-    files: dict[str, str] = {}
-    with jobs_module.paused_gc():  # forked workers inherit the pause
-        ctx = context(intent, Path(loaded.source.path).parent)
-        keep = _device_filter(ctx.fabric, devices) if devices else None
-        matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
-        items = plan_work(ctx, names, jobs, matching)
-        try:
-            for name, rendered in _files(ctx, items, jobs, progress):
-                for path, text in rendered:
-                    if path in files:
-                        raise RenderError(f"target {name!r} writes {path}, already written "
-                                          "by another")
-                    if keep is None or keep(path):
-                        files[path] = text
-        except eos.UnsupportedPlan as exc:
-            raise RenderError(str(exc)) from None
-        except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
-            raise FabgenError([d if d.file else loaded.source.place(d)
-                               for d in exc.diagnostics]) from None
-    if progress:
-        progress("done", len(items), len(items))
-    partial: dict[str, object] | None = None
-    if only is not None or devices is not None:
-        partial = {"only": names, "devices": devices}
-    return with_manifest(files, loaded.source.sha256, loaded.intent.name, partial=partial)
+    """Every file of the render in memory, manifest.json included (tests, small fabrics;
+    the CLI streams with render_iter)."""
+    return {path: text_of(content)
+            for path, content in render_iter(loaded, only, devices, progress, jobs)}

@@ -114,6 +114,28 @@ def test_ordered_map_keeps_order_and_raises_the_first_error() -> None:
         list(jobs.ordered_map(_refuse_large_odd, range(20), 2))
 
 
+def test_a_full_window_behind_one_slow_item_does_not_stall() -> None:
+    # Item 0 is slow; the other worker finishes items until the window is full and waits.
+    # When item 0 arrives the reader takes the whole window at once, every worker is idle,
+    # and the scheduler must hand out the next items instead of waiting for a busy worker.
+    import threading
+
+    got: list[int] = []
+    runner = threading.Thread(target=lambda: got.extend(
+        jobs.ordered_map(_slow_first, range(12), 2, window=3)), daemon=True)
+    runner.start()
+    runner.join(timeout=60)
+    assert not runner.is_alive(), "ordered_map stalled with idle workers and items left"
+    assert got == list(range(12))
+
+
+def _slow_first(i: int) -> int:
+    import time
+
+    time.sleep(0.5 if i == 0 else 0.0)
+    return i
+
+
 def _square_slowly(i: int) -> int:
     import time
 
@@ -160,18 +182,26 @@ def test_an_exception_that_does_not_pickle_still_reaches_the_parent() -> None:
         list(jobs.ordered_map(_refuse_stubbornly, range(3), 2))
 
 
-def test_the_spool_hands_texts_back_whole_and_cleans_up() -> None:
+def test_the_spool_hands_files_back_as_they_came_and_cleans_up() -> None:
     import os
     import pickle
 
     spool = jobs.Spool()
     texts = [("a.txt", "plain\n"), ("b.md", "caf\u00e9 \u2014 \U0001f600\n"), ("empty", "")]
+    chunked = [("big.csv", iter(["h\n", "r\u00e9\n", "", "last\n"])), ("c.txt", "tail\n")]
     try:
-        spooled = pickle.loads(pickle.dumps(spool)).put("7", texts)  # as a worker has it
-        assert os.path.exists(spooled[0])
-        assert spool.take(spooled) == texts
-        assert not os.path.exists(spooled[0])
-        spool.put("8", texts)  # left behind by a stopped render
+        worker = pickle.loads(pickle.dumps(spool))  # as a worker has it
+        first = worker.put("7", texts)
+        second = worker.put("8", chunked)
+        assert list(spool.take(first)) == texts
+        assert os.path.exists(first[0])  # until the next batch is taken
+        got = []
+        for name, content in spool.take(second):
+            assert isinstance(content, str) == (name == "c.txt")  # chunks stay chunks
+            got.append((name, content if isinstance(content, str) else list(content)))
+        assert got == [("big.csv", ["h\n", "r\u00e9\n", "", "last\n"]), ("c.txt", "tail\n")]
+        assert not os.path.exists(first[0])
+        worker.put("9", texts)  # left behind by a stopped render
     finally:
         spool.close()
     assert not os.path.exists(spool.directory)

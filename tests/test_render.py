@@ -68,6 +68,7 @@ def test_failed_write_leaves_previous_output(tmp_path: Path,
         raise OSError("disk full")
 
     monkeypatch.setattr(output.os, "rename", boom)
+    monkeypatch.setattr(output, "exchange", boom)
     with pytest.raises(OSError):
         output.write(dest, output.with_manifest({"a.txt": "two\n"}, "0" * 64, "t"))
     assert _tree(dest) == before

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import types
 import typing
@@ -11,20 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from fabgen.errors import Diagnostic, Diagnostics, FabgenError, Loc
+from fabgen.intent import yaml_tree
 from fabgen.intent.models import Intent
 from fabgen.intent.semantic import check
+from fabgen.intent.yaml_tree import Map, Seq
 from fabgen.suggest import closest
 
 
 @dataclass(frozen=True)
 class IntentSource:
-    """The file as read: its text, hash and the YAML node tree that knows every position."""
+    """The file as read: its text, hash and the YAML tree that knows every position."""
 
     path: str
     text: str
@@ -34,38 +31,29 @@ class IntentSource:
     def locate(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
         """1-based line/column of the deepest node `loc` reaches (a key's own position if `key`)."""
         node = self.tree
-        line, col = 0, 0
-        if isinstance(node, CommentedMap | CommentedSeq):
-            line, col = node.lc.line, node.lc.col
+        line, col = node.pos if isinstance(node, Map | Seq) else (1, 1)
         for i, part in enumerate(loc):
             last = i == len(loc) - 1
-            if isinstance(node, CommentedMap) and isinstance(part, str):
-                real = _key_of(node, part)
-                if real is _MISSING:
-                    continue
-                # a key merged in by `<<` has no position of its own: keep the map's
-                with contextlib.suppress(KeyError):
-                    line, col = node.lc.key(real) if last and key else node.lc.value(real)
-                node = node[real]
-            elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
-                line, col = node.lc.item(part)
+            if isinstance(node, Map) and isinstance(part, str) and part in node:
+                line, col = node.key_pos[part] if last and key else node.value_pos[part]
+                node = node[part]
+            elif isinstance(node, Seq) and isinstance(part, int) and 0 <= part < len(node):
+                line, col = node.item_pos[part]
                 node = node[part]
             else:
                 continue  # a missing field or a pydantic type tag: stay on the parent
-        return line + 1, col + 1
+        return line, col
 
     def real_loc(self, loc: Loc) -> Loc:
         """Drop pydantic's type tags ('function-after[...]', 'list[str]') from a location."""
         out: list[str | int] = []
         node = self.tree
         for part in loc:
-            real = _key_of(node, part) if isinstance(node, CommentedMap) and isinstance(
-                part, str) else _MISSING
-            if real is not _MISSING:
-                node = node[real]
+            if isinstance(node, Map) and isinstance(part, str) and part in node:
+                node = node[part]
                 out.append(part)
-            elif isinstance(node, CommentedSeq) and isinstance(part, int):
-                node = node[part] if part < len(node) else None
+            elif isinstance(node, Seq) and isinstance(part, int):
+                node = node[part] if 0 <= part < len(node) else None
                 out.append(part)
             elif isinstance(part, str) and part.replace("_", "").isalnum() and part.islower():
                 node = None  # a field the file does not have (e.g. a missing key)
@@ -77,31 +65,27 @@ class IntentSource:
         return replace(diag, file=self.path, line=line, col=col)
 
 
-_MISSING = object()
-
-
-def _key_of(node: CommentedMap, part: str) -> Any:
-    """The mapping's own key for a location part (YAML keys may be ints or null: `1: x`)."""
-    if part in node:
-        return part
-    return next((k for k in node if str(k) == part), _MISSING)
-
-
 def _plain(node: Any) -> Any:
-    """ruamel's commented containers and scalar subclasses to plain Python values."""
-    if isinstance(node, CommentedMap):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, CommentedSeq):
+    """The tree as plain dicts and lists (aliases become copies: the tree's limits bound them)."""
+    if isinstance(node, Map):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, Seq):
         return [_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
     return node
+
+
+def _read_bytes(path: Path, name: str) -> bytes:
+    """At most the size limit plus one byte: a device or a growing file cannot fill memory."""
+    limit = yaml_tree.LIMITS.max_bytes
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise FabgenError.single(f"cannot read: {exc.strerror}", name) from None
+    if len(raw) > limit:
+        raise FabgenError.single(f"the file is larger than {limit // 1024} KiB, fabgen's limit "
+                                 "for an intent", name, 1, 1)
+    return raw
 
 
 def read_source(path: Path) -> IntentSource:
@@ -111,10 +95,7 @@ def read_source(path: Path) -> IntentSource:
         raise FabgenError.single("no such file", name)
     if path.is_dir():
         raise FabgenError.single("is a directory; expected an intent YAML file", name)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise FabgenError.single(f"cannot read: {exc.strerror}", name) from None
+    raw = _read_bytes(path, name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -126,59 +107,26 @@ def read_source(path: Path) -> IntentSource:
             col) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
     try:
-        tree = yaml.load(text)
-    except DuplicateKeyError as exc:
-        mark = exc.problem_mark
-        key = _duplicate_key(exc)
-        first = _first_line(text, key, mark.line, mark.column) if key and mark else None
-        message = f"duplicate key {key!r}" if key else "duplicate key"
-        if first:
-            message += f" (first defined at line {first})"
-        raise FabgenError.single(message, name, mark.line + 1 if mark else None,
-                                 mark.column + 1 if mark else None) from None
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise FabgenError.single(
-            f"YAML syntax error: {problem}", name,
-            mark.line + 1 if mark else None, mark.column + 1 if mark else None) from None
-    except YAMLError as exc:
-        raise FabgenError.single(f"YAML error: {exc}", name) from None
+        tree = yaml_tree.parse(text)
+    except yaml_tree.YamlInputError as exc:
+        raise FabgenError.single(exc.message, name, exc.line or None, exc.col or None) from None
     if tree is None:
         raise FabgenError.single("the file is empty; an intent needs at least name, fabric, "
                                  "cluster and topology", name, 1, 1)
-    if not isinstance(tree, CommentedMap):
+    if not isinstance(tree, Map):
         raise FabgenError.single(
             "the top level must be a mapping of keys (name, fabric, ...), got "
-            f"{'a list' if isinstance(tree, list) else repr(tree)}", name, 1, 1)
+            f"{'a list' if isinstance(tree, Seq) else _shown(tree)}", name, 1, 1)
     # Hash the text with LF line ends: a CRLF checkout of the same intent is the same intent.
     digest = hashlib.sha256(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()
     return IntentSource(name, text, digest, tree)
 
 
-def _first_line(text: str, key: str, dup_line: int, col: int) -> int | None:
-    """The line of the first `key:` at the duplicate's indentation, above the duplicate."""
-    lines = text.splitlines()
-    for i in range(dup_line - 1, -1, -1):
-        line = lines[i]
-        indent = len(line) - len(line.lstrip(" "))
-        if indent < col and line.strip() and not line.lstrip().startswith(("#", "-")):
-            break  # left the enclosing mapping
-        if indent == col and line[col:].split(":", 1)[0].strip("'\" ") == key:
-            first = i + 1
-            return first
-    return None
-
-
-def _duplicate_key(exc: DuplicateKeyError) -> str | None:
-    problem = exc.problem or ""
-    # ruamel: 'found duplicate key "name" with value "x" (original value: "y")'
-    if '"' in problem:
-        return problem.split('"')[1]
-    return None
+def _shown(value: Any, limit: int = 80) -> str:
+    """repr() of a value for a message, cut to `limit` characters (a value may be 4 KiB)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + "...'"
 
 
 # --- pydantic errors -> diagnostics -------------------------------------------------------
@@ -229,17 +177,17 @@ def _message(err: Any) -> tuple[str, str | None]:
         if isinstance(value, str):
             guess = closest(value, [o for o in options if o])
             hint = f"did you mean {guess!r}?" if guess else None
-        return f"expected {expected}, got {value!r}", hint
+        return f"expected {expected}, got {_shown(value)}", hint
     text = msg[0].lower() + msg[1:]
     text = text.replace("input should be", "expected").replace("less than or equal to", "at most")
     text = text.replace("greater than or equal to", "at least")
     if kind == "bool_type" and isinstance(value, str):
-        return f"expected true or false, got {value!r}", "YAML 1.2: yes/no/on/off are strings"
+        return f"expected true or false, got {_shown(value)}", "YAML 1.2: yes/no/on/off are strings"
     if kind.endswith("_type") or kind.endswith("_parsing"):
-        return f"{text}, got {value!r}", None
+        return f"{text}, got {_shown(value)}", None
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than",
                 "too_short", "too_long"):
-        return f"{text}, got {value!r}", None
+        return f"{text}, got {_shown(value)}", None
     return text, None
 
 
@@ -273,6 +221,10 @@ def _from_validation(source: IntentSource, exc: ValidationError) -> list[Diagnos
     return out
 
 
+class CheckCrashed(RuntimeError):
+    """A check raised something it should not have: fabgen's bug, reported with the file."""
+
+
 @dataclass(frozen=True)
 class LoadedIntent:
     intent: Intent
@@ -286,13 +238,20 @@ def load(path: str | Path, *, strict: bool = False) -> LoadedIntent:
     Warnings (dangerous but legal choices) are returned, or raised as errors when `strict`.
     """
     source = read_source(Path(path))
-    data = _plain(source.tree)
     try:
-        intent = Intent.model_validate(data)
-    except ValidationError as exc:
-        raise FabgenError(_from_validation(source, exc)) from None
-    diags = Diagnostics()
-    check(intent, diags)
+        try:
+            intent = Intent.model_validate(_plain(source.tree))
+        except ValidationError as exc:
+            raise FabgenError(_from_validation(source, exc)) from None
+        diags = Diagnostics()
+        check(intent, diags)
+    except FabgenError:
+        raise
+    except Exception as exc:
+        # The file is bounded (size, depth, values), so anything else is fabgen's own bug:
+        # still one line, naming the file it happened on (exit 3; --debug has the traceback).
+        raise CheckCrashed(f"{source.path}: checking this intent failed: "
+                           f"{type(exc).__name__}: {str(exc)[:300]}") from exc
     placed = [source.place(d) for d in diags.items]
     if strict:
         placed = [replace(d, severity="error") for d in placed]

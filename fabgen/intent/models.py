@@ -85,6 +85,13 @@ class StrictModel(BaseModel):
 
 IB_GENERATION_SPEED = {"hdr": 200, "ndr": 400, "xdr": 800}
 
+# The largest fabric fabgen builds: host ports of every network together (compute, storage,
+# management). Memory grows with ports, not GPUs; at this size a full render peaks at 1.7 GiB
+# (RoCE, 53,271 files) and 1.1 GiB (InfiniBand), within the 2 GiB goal
+# (benchmarks/render_scale.py --sizes 262144; README "Scale"). semantic.py enforces it, since
+# a product of fields is beyond a JSON Schema.
+MAX_HOST_PORTS = 262_144
+
 
 class FabricSpec(StrictModel):
     transport: Literal["roce", "infiniband"]

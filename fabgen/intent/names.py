@@ -35,16 +35,37 @@ def check_text(value: str, what: str = "text") -> str:
     return value
 
 
+# The format specs a name template may give an integer placeholder: zero padding to a width
+# and a base (`04d`, `x`, `#06x`). Checked before anything is expanded: `{index:0999999999d}`
+# would otherwise allocate a gigabyte before the name's length is looked at. Fill characters
+# and alignment are refused: `{index:1<3}` names host 1 and host 11 both `111`.
+FORMAT_SPEC = re.compile(r"^#?0?(?P<width>[0-9]{1,2})?[dxXob]?$")
+MAX_WIDTH = 20  # the longest safe name is 63 characters; no placeholder needs more than 20
+
+
 def template_fields(template: str) -> list[str]:
-    """The placeholder names of a str.format template, rejecting attribute/index access."""
+    """The placeholder names of a str.format template, rejecting attribute/index access and
+    any format spec other than zero padding and a base."""
     names: list[str] = []
-    for _literal, field, _spec, conversion in string.Formatter().parse(template):
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:  # "Single '}' encountered", "unmatched '{'"
+        raise ValueError(f"is not a valid template ({exc})") from None
+    for _literal, field, spec, conversion in parsed:
         if field is None:
             continue
         if not field.isidentifier():
             raise ValueError(f"placeholder {{{field}}} is not a plain name")
         if conversion is not None:
             raise ValueError(f"placeholder {{{field}!{conversion}}} may not use a conversion")
+        spec = spec or ""
+        match = FORMAT_SPEC.match(spec)
+        if match is None or int(match["width"] or 0) > MAX_WIDTH:
+            shown = spec if len(spec) <= 20 else spec[:17] + "..."
+            raise ValueError(
+                f"placeholder {{{field}:{shown}}}: a name template may only pad with zeros to "
+                f"a width of at most {MAX_WIDTH} and pick a base (like {{{field}:04d}} or "
+                f"{{{field}:x}})")
         names.append(field)
     return names
 

@@ -8,7 +8,7 @@ from fabgen import catalog, qos, underlay
 from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
-from fabgen.intent.models import IB_GENERATION_SPEED, Intent
+from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent, SwitchSpec
 from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
 from fabgen.suggest import closest
@@ -24,10 +24,12 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _catalog(intent, diags)
     _qos(intent, diags)
     _hosts(intent, diags)
+    _breakout_lanes(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
     qos.check(intent, diags)  # independent of the checks above: report all at once
     underlay.check(intent, diags)
+    _size(intent, diags)
     if not diags.errors:
         _fit(intent, diags)
 
@@ -101,6 +103,32 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
         diags.warn("core is ignored in a 2-tier fabric", ("topology", "core"))
 
 
+def _breakout_lanes(intent: Intent, diags: Diagnostics) -> None:
+    """A breakout splits a native port's electrical lanes evenly, or the ports cannot be named
+    (render would stop at the first port name: issue 18). Catalog breakouts are the vendor's;
+    a custom switch's is the intent's, on an 8-lane OSFP/QSFP-DD port."""
+    from fabgen.catalog import Breakout
+    from fabgen.catalog.ports import native_lanes
+
+    topo = intent.topology
+    specs: list[tuple[tuple[str, ...], object]] = [
+        (("topology", role), getattr(topo, role)) for role in ("leaf", "spine", "core")]
+    for net in ("storage", "management"):
+        extra = getattr(topo, net)
+        if extra is not None:
+            specs += [(("topology", net, role), getattr(extra, role))
+                      for role in ("leaf", "spine")]
+    for base, spec in specs:
+        if not isinstance(spec, SwitchSpec) or spec.model is not None or spec.breakout is None:
+            continue
+        count = Breakout.parse(spec.breakout).count
+        lanes = native_lanes("custom")
+        if lanes % count:
+            ways = ", ".join(str(n) for n in range(1, lanes + 1) if lanes % n == 0)
+            diags.error(f"a {count}-way breakout cannot split a custom switch's {lanes}-lane "
+                        "ports evenly", (*base, "breakout"), f"split {ways} ways")
+
+
 def _qos(intent: Intent, diags: Diagnostics) -> None:
     if intent.fabric.transport != "roce":
         return
@@ -109,6 +137,15 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
         diags.error(f"CNP shares priority {qos.rdma.priority} with RDMA; CNPs must not be paused "
                     "by PFC with the traffic they throttle", ("qos", "cnp", "priority"),
                     "the usual plan is RDMA 3, CNP 6")
+    # Priority 0 is the default class's: every DSCP no class names lands there. RDMA on it
+    # would make all that traffic lossless (PFC on priority 0); CNP on it would share one
+    # egress queue, strict and round-robin at once, which no switch schedules (validate said
+    # ok, then the EOS/NVUE render refused: found by the fuzz test).
+    for name in ("rdma", "cnp"):
+        if getattr(qos, name).priority == 0:
+            diags.error(f"priority 0 carries the default class (every DSCP no class names); "
+                        f"{name.upper()} needs a priority of its own", ("qos", name, "priority"),
+                        "the usual plan is RDMA 3, CNP 6")
     owners: dict[int, str] = {qos.rdma.dscp: "the RDMA class"}
     if qos.cnp.dscp in owners:
         diags.error(f"DSCP {qos.cnp.dscp} is already the RDMA class's", ("qos", "cnp", "dscp"))
@@ -227,6 +264,17 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
         guess = closest(ib.sm_host, hosts)
         diags.error(f"no host named {ib.sm_host!r}", ("infiniband", "sm_host"),
                     f"did you mean {guess!r}?" if guess else None)
+    files = ib.guids_file if isinstance(ib.guids_file, list) else (
+        [] if ib.guids_file is None else [ib.guids_file])
+    for i, name in enumerate(files):
+        # Read from the intent's directory: an intent from a pull request must not make CI
+        # read (and quote in its errors) /proc/self/environ or a file outside the repository.
+        parts = name.replace("\\", "/").split("/")
+        if not name or name.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
+            loc = ("infiniband", "guids_file", *((i,) if isinstance(ib.guids_file, list) else ()))
+            diags.error(f"{name!r} is not a path inside the intent's directory", loc,
+                        "put the ibnetdiscover output beside the intent and name it relative "
+                        "to it, without '..'")
     if ib.sharp and ib.routing_engine == "updn":
         diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
                    "them poorly", ("infiniband", "routing_engine"))
@@ -308,6 +356,21 @@ def _management(intent: Intent, hosts: list[str], diags: Diagnostics) -> None:
         diags.error(f"sm_priority {ib.sm_priority} leaves no lower priority for each of the "
                     f"{len(mgmt.hosts) - 1} standby SMs", ("infiniband", "sm_priority"),
                     f"use at least {len(mgmt.hosts) - 1}")
+
+
+def _size(intent: Intent, diags: Diagnostics) -> None:
+    """Beyond MAX_HOST_PORTS fabgen would not build within its memory goal: refused here, in
+    a moment, rather than after minutes of planning (issue 18: 65,536 nodes x 8 NICs)."""
+    node, topo = intent.cluster.node, intent.topology
+    per_node = node.nics * node.nic_ports + sum(
+        extra.nics for extra in (topo.storage, topo.management) if extra is not None)
+    ports = intent.cluster.nodes * per_node
+    if ports > MAX_HOST_PORTS:
+        diags.error(f"{intent.cluster.nodes:,} nodes x {per_node} ports (compute, storage and "
+                    f"management) are {ports:,} host ports; fabgen builds fabrics of up to "
+                    f"{MAX_HOST_PORTS:,}", ("cluster", "nodes"),
+                    f"at most {MAX_HOST_PORTS // per_node:,} nodes like these; a larger "
+                    "cluster is several fabrics, one intent each")
 
 
 def _fit(intent: Intent, diags: Diagnostics) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -14,6 +14,9 @@ from fabgen.topology.model import Fabric
 
 Artifacts = dict[str, str]
 T = TypeVar("T")
+# What a streaming target yields: (path, text), the text whole or as chunks (a big table).
+Stream = Iterator[tuple[str, str | Iterable[str]]]
+TextStream = Iterator[tuple[str, str]]  # one whose files are all whole texts
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,9 @@ class Target(Protocol):
 
 class SplitTarget(Target, Protocol):
     """A target whose files fall into independent units (one per switch, per host), which
-    fabgen.render spreads over processes (`--jobs`). `render(ctx)` must equal the units'
-    files merged in `units(ctx)` order; `by_unit` implements it that way."""
+    fabgen.render renders one at a time (so memory stays flat however large the fabric) and
+    spreads over processes (`--jobs`). `render(ctx)` must equal the units' files merged in
+    `units(ctx)` order; `by_unit` implements it that way."""
 
     def units(self, ctx: RenderContext) -> Sequence[str]:
         """The units of this render, in output order (device names, usually)."""
@@ -78,3 +82,11 @@ def by_unit(target: SplitTarget, ctx: RenderContext) -> Artifacts:
     for unit in target.units(ctx):
         out.update(target.render_unit(ctx, unit))
     return out
+
+
+class StreamingTarget(Target, Protocol):
+    """A target whose output grows with the fabric also yields it a file (or a chunk of one)
+    at a time; fabgen.render prefers this, so memory stays flat however large the fabric."""
+
+    def render_iter(self, ctx: RenderContext) -> Stream:
+        ...

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import orjson
 
 from fabgen.catalog.ports import host_port_name
 from fabgen.intent.units import format_speed
-from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.base import Artifacts, RenderContext, Stream
 from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric, Link
 from fabgen.topology.summary import FabricView, Group, view
@@ -90,9 +92,14 @@ def cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> list[Row]:
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
     on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
     """
-    index = index or FabricIndex(fabric)
+    return list(iter_cable_rows(fabric, index))
+
+
+def iter_cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> Iterator[Row]:
+    """cable_rows one at a time: at 131k GPUs the rows as dicts are hundreds of MB."""
+    found = index or FabricIndex(fabric)
     roce = fabric.transport == "roce"
-    return [_row(link, index, roce) for link in (*fabric.links, *fabric.sm_links)]
+    return (_row(link, found, roce) for links in (fabric.links, fabric.sm_links) for link in links)
 
 
 def switch_rows(fabric: Fabric) -> list[Row]:
@@ -111,25 +118,61 @@ def switch_rows(fabric: Fabric) -> list[Row]:
     } for sw in fabric.switches]
 
 
-def render_csv(fabric: Fabric, rows: list[Row] | None = None) -> str:
-    """RFC 4180 CSV with a header; empty cells for None; `\\n` line ends for stable diffs."""
+CHUNK_ROWS = 4096  # rows per streamed chunk: big enough to write efficiently, small in memory
+
+
+def csv_chunks(fabric: Fabric, rows: Iterable[Row] | None = None) -> Iterator[str]:
+    """RFC 4180 CSV with a header; empty cells for None; `\\n` line ends for stable diffs.
+    Given in chunks of CHUNK_ROWS rows, so the table is never whole in memory."""
     cols = columns(fabric)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(cols)
-    for row in rows if rows is not None else cable_rows(fabric):
+    for i, row in enumerate(rows if rows is not None else iter_cable_rows(fabric), 1):
         writer.writerow(["" if row[c] is None else row[c] for c in cols])
-    return out.getvalue()
+        if i % CHUNK_ROWS == 0:
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue()
+
+
+def render_csv(fabric: Fabric, rows: list[Row] | None = None) -> str:
+    return "".join(csv_chunks(fabric, rows))
+
+
+def json_chunks(fabric: Fabric, rows: Iterable[Row] | None = None) -> Iterator[str]:
+    """`{"cables": [...], "name": ..., "switches": [...]}`: byte for byte what json_text (sorted
+    keys, indent 2) writes for the whole document, written a chunk of rows at a time (orjson
+    on one document of 400k rows needs gigabytes, and crashed under a memory cap)."""
+    yield '{\n  "cables": '
+    yield from _json_array(rows if rows is not None else iter_cable_rows(fabric))
+    yield f',\n  "name": {orjson.dumps(fabric.name).decode()},\n  "switches": '
+    yield from _json_array(switch_rows(fabric))
+    yield "\n}\n"
+
+
+_ROW_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+
+
+def _json_array(items: Iterable[Row]) -> Iterator[str]:
+    """A JSON list at nesting level 1 of an indent-2 document: each item's own indent-2 text
+    shifted right by four spaces, as the whole document's serialisation places it."""
+    chunk: list[str] = []
+    empty = True
+    for item in items:
+        text = orjson.dumps(item, option=_ROW_OPTIONS).decode()
+        chunk.append(("[\n    " if empty else ",\n    ") + text.replace("\n", "\n    "))
+        empty = False
+        if len(chunk) == CHUNK_ROWS:
+            yield "".join(chunk)
+            chunk = []
+    chunk.append("[]" if empty else "\n  ]")
+    yield "".join(chunk)
 
 
 def render_json(fabric: Fabric, rows: list[Row] | None = None) -> str:
-    """`{"cables": [...], "name": ..., "switches": [...]}`, sorted keys, indent 2."""
-    doc = {
-        "name": fabric.name,
-        "cables": rows if rows is not None else cable_rows(fabric),
-        "switches": switch_rows(fabric),
-    }
-    return json_text(doc)
+    return "".join(json_chunks(fabric, rows))
 
 
 def _dot_text(text: str) -> str:
@@ -194,19 +237,21 @@ class CablingTarget:
         return True
 
     def render(self, ctx: RenderContext) -> Artifacts:
+        return {path: text if isinstance(text, str) else "".join(text)
+                for path, text in self.render_iter(ctx)}
+
+    def render_iter(self, ctx: RenderContext) -> Stream:
+        """The tables as chunks, a few thousand rows at a time (fabgen.render streams them to
+        disk): each table builds its rows afresh rather than holding them all between two."""
         fabric = ctx.fabric
-        rows = cable_rows(fabric, ctx.index)
-        files = {
-            "cabling/cabling.csv": render_csv(fabric, rows),
-            "cabling/cabling.json": render_json(fabric, rows),
-            "cabling/topology.dot": render_dot(fabric,
-                                               gpus_per_node=ctx.intent.cluster.node.gpus),
-        }
+        yield "cabling/cabling.csv", csv_chunks(fabric, iter_cable_rows(fabric, ctx.index))
+        yield "cabling/cabling.json", json_chunks(fabric, iter_cable_rows(fabric, ctx.index))
+        yield "cabling/topology.dot", render_dot(fabric,
+                                                 gpus_per_node=ctx.intent.cluster.node.gpus)
         for extra in fabric.extras:
-            extra_rows = cable_rows(extra, ctx.index.extras[extra.role])
-            files[f"cabling/{extra.role}.csv"] = render_csv(extra, extra_rows)
-            files[f"cabling/{extra.role}.json"] = render_json(extra, extra_rows)
-        return files
+            index = ctx.index.extras[extra.role]
+            yield f"cabling/{extra.role}.csv", csv_chunks(extra, iter_cable_rows(extra, index))
+            yield f"cabling/{extra.role}.json", json_chunks(extra, iter_cable_rows(extra, index))
 
 
 TARGET = CablingTarget()
