@@ -181,14 +181,26 @@ def _schedule(workers: list[_Worker], items: Iterator[tuple[int, T]],
         ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
         for worker in busy:
             if worker.conn in ready or worker.conn.poll():
-                index, ok, value = worker.conn.recv()
+                try:
+                    index, ok, value = worker.conn.recv()
+                except EOFError:  # its end of the pipe closed: the worker is gone
+                    raise _death(worker.process) from None
                 done[index] = (ok, value)
                 worker.busy = None
             elif worker.process.sentinel in ready:
-                raise WorkerError(
-                    f"a worker process died before finishing its work (exit code "
-                    f"{worker.process.exitcode}: killed, most likely out of memory); --jobs 1 "
-                    "works in one process") from None
+                raise _death(worker.process)
+
+
+def _death(process: BaseProcess) -> Exception:
+    """What a worker's end without a result means: the kernel's out-of-memory killer (SIGKILL)
+    or a MemoryError outside an item (the worker's own exit code) is a machine limit, raised
+    as MemoryError as it would be in one process; anything else is a WorkerError."""
+    process.join(timeout=5)  # the sentinel fires before the exit code is collected
+    code = process.exitcode
+    if code in (_EXIT_OUT_OF_MEMORY, -signal.SIGKILL):
+        return MemoryError(f"a worker process ran out of memory (exit code {code})")
+    return WorkerError(f"a worker process died before finishing its work (exit code {code}); "
+                       "--jobs 1 renders in one process")
 
 
 def _stop(workers: list[_Worker], *, gracefully: bool) -> None:
@@ -214,6 +226,20 @@ def _worker_main(conn: Connection, fn: Callable[[T], R],
     # workers), so a worker does not print a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    try:
+        _serve(conn, fn, initializer, initargs)
+    except MemoryError:
+        # Out of memory outside an item (receiving one, sending its result, the pickle of a
+        # MemoryError): end quietly with a code the parent reads as such, rather than let
+        # multiprocessing print a traceback of the worker's.
+        os._exit(_EXIT_OUT_OF_MEMORY)
+
+
+_EXIT_OUT_OF_MEMORY = 75  # EX_TEMPFAIL (<sysexits.h>): a resource, not a bug
+
+
+def _serve(conn: Connection, fn: Callable[[T], R],
+           initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     failed: BaseException | None = None
     try:
         if initializer is not None:
