@@ -192,13 +192,18 @@ def _schedule(workers: list[_Worker], items: Iterator[tuple[int, T]],
 
 
 def _death(process: BaseProcess) -> Exception:
-    """What a worker's end without a result means: the kernel's out-of-memory killer (SIGKILL)
-    or a MemoryError outside an item (the worker's own exit code) is a machine limit, raised
-    as MemoryError as it would be in one process; anything else is a WorkerError."""
+    """What a worker's end without a result means: the kernel's out-of-memory killer (SIGKILL),
+    a MemoryError outside an item (the worker's own exit code) or a C library that could not
+    allocate under an address-space ulimit (SIGSEGV/SIGBUS: seen with RLIMIT_AS in
+    tests/test_limits.py) is a machine limit, raised as MemoryError as it would be in one
+    process; anything else is a WorkerError."""
     process.join(timeout=5)  # the sentinel fires before the exit code is collected
     code = process.exitcode
-    if code in (_EXIT_OUT_OF_MEMORY, -signal.SIGKILL):
-        return MemoryError(f"a worker process ran out of memory (exit code {code})")
+    if code == _EXIT_OUT_OF_MEMORY:
+        return MemoryError("a worker process ran out of memory")
+    if code is not None and -code in _MEMORY_SIGNALS:
+        return MemoryError(f"a worker process was ended by {signal.Signals(-code).name}, most "
+                           "likely out of memory")
     return WorkerError(f"a worker process died before finishing its work (exit code {code}); "
                        "--jobs 1 renders in one process")
 
@@ -236,6 +241,7 @@ def _worker_main(conn: Connection, fn: Callable[[T], R],
 
 
 _EXIT_OUT_OF_MEMORY = 75  # EX_TEMPFAIL (<sysexits.h>): a resource, not a bug
+_MEMORY_SIGNALS = frozenset({signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS})
 
 
 def _serve(conn: Connection, fn: Callable[[T], R],

@@ -210,7 +210,7 @@ def test_the_spool_hands_files_back_as_they_came_and_cleans_up() -> None:
 def test_a_killed_worker_is_out_of_memory_and_another_death_a_worker_error() -> None:
     # SIGKILL is what the kernel's out-of-memory killer sends: reported as the MemoryError
     # one process would have raised (the CLI's clean "out of memory" line, exit 1).
-    with pytest.raises(MemoryError, match="ran out of memory"):
+    with pytest.raises(MemoryError, match="SIGKILL, most likely out of memory"):
         list(jobs.ordered_map(_killed, range(4), 2))
     with pytest.raises(jobs.WorkerError, match=r"exit code 3\)"):
         list(jobs.ordered_map(_exits, range(4), 2))
