@@ -1,7 +1,11 @@
 """Benchmark: full render time, peak memory and output size by fabric size (not a test).
 
 Run: python benchmarks/render_scale.py [--sizes 1024,8192,32768,131072] [--transport roce,ib]
-Each size runs in a fresh subprocess so peak RSS is that render's alone.
+                                       [--jobs N]
+Each size runs in a fresh subprocess so peak RSS is that render's alone. `--jobs` is passed to
+the render (default: fabgen's own, the usable cores); peak RSS is the parent's and, with
+workers, the largest worker's (the parent's peak plus the workers' is the most the render held
+at once; forked workers share the parent's pages until they write them, so it overstates).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def intent_for(gpus: int, transport: str) -> dict[str, object]:
     }
 
 
-def one(gpus: int, transport: str) -> dict[str, object]:
+def one(gpus: int, transport: str, jobs: int) -> dict[str, object]:
     """Render one size in this process and report its figures."""
     import yaml
 
@@ -56,13 +60,19 @@ def one(gpus: int, transport: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "intent.yaml"
         path.write_text(yaml.safe_dump(intent_for(gpus, transport)))
-        # Per target: the progress callback marks when each one starts.
+        # Per target: the progress callback marks when its first work item is taken. With
+        # --jobs 1 the time to the next target's mark is the target's render time.
         marks: list[tuple[str, float]] = []
+
+        def mark(name: str, _done: int, _total: int) -> None:
+            if not marks or marks[-1][0] != name:
+                marks.append((name, time.perf_counter()))
+
         start = time.perf_counter()
         loaded = load(path)
         # As `fabgen render` does: each file streams from its renderer into the writer.
-        report = output.write(Path(tmp) / "out", render_iter(
-            loaded, progress=lambda name, _i, _n: marks.append((name, time.perf_counter()))))
+        report = output.write(Path(tmp) / "out",
+                              render_iter(loaded, progress=mark, jobs=jobs))
         took = {name: t1 - t0 for (name, t0), (_next, t1) in itertools.pairwise(marks)}
         done = time.perf_counter()
         written = [p for p in (Path(tmp) / "out").rglob("*") if p.is_file()]
@@ -72,16 +82,20 @@ def one(gpus: int, transport: str) -> dict[str, object]:
         fabric = build(loaded.intent)
         switches, hosts = len(fabric.switches), len(fabric.hosts)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    worker_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     total = done - start
     return {
         "gpus": gpus, "transport": transport, "switches": switches, "hosts": hosts,
-        "total_s": round(total, 2),
-        "peak_rss_mib": round(peak_kib / 1024), "files": report.files, "bytes": size,
+        "jobs": jobs, "total_s": round(total, 2),
+        "peak_rss_mib": round(peak_kib / 1024), "worker_rss_mib": round(worker_kib / 1024),
+        "files": report.files, "bytes": size,
         "ms_per_switch": round(1000 * total / max(switches, 1), 2),
         "ms_per_host": round(1000 * total / max(hosts, 1), 2),
         "us_per_gpu": round(1e6 * total / gpus, 1),
-        # scheduler/ and bringup/ files (slurm, kubernetes, ibdm, rails targets)
-        "topology_s": round(sum(took.get(t, 0.0) for t in TOPOLOGY_TARGETS), 2),
+        # scheduler/ and bringup/ files (slurm, kubernetes, ibdm, rails targets); in one
+        # process only (with workers the marks time the parent's reading, not the rendering)
+        "topology_s": (round(sum(took.get(t, 0.0) for t in TOPOLOGY_TARGETS), 2)
+                       if jobs == 1 else "-"),
     }
 
 
@@ -89,27 +103,34 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1024,8192,32768,131072")
     parser.add_argument("--transport", default="roce,ib")
-    parser.add_argument("--one", nargs=2, metavar=("GPUS", "TRANSPORT"), help=argparse.SUPPRESS)
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="render processes (default: fabgen's, the usable cores)")
+    parser.add_argument("--one", nargs=3, metavar=("GPUS", "TRANSPORT", "JOBS"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(int(args.one[0]), args.one[1])))
+        print(json.dumps(one(int(args.one[0]), args.one[1], int(args.one[2]))))
         return 0
+    from fabgen.jobs import available_cores
+
+    jobs = args.jobs or available_cores()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")
-    head = ("| GPUs | fabric | switches | hosts | total s | peak RSS MiB | files | MB written "
-            "| ms/switch | ms/host | us/GPU | scheduler+bringup s |")
+          f"Python {platform.python_version()}; --jobs {jobs}")
+    head = ("| GPUs | fabric | switches | hosts | total s | peak RSS MiB (parent + largest "
+            "worker) | files | MB written | ms/switch | ms/host | us/GPU | scheduler+bringup s |")
     print(head)
     print("|---" * 12 + "|")
     for transport in args.transport.split(","):
         for size in (int(s) for s in args.sizes.split(",")):
-            proc = subprocess.run([sys.executable, __file__, "--one", str(size), transport],
-                                  capture_output=True, text=True, cwd=ROOT)
+            proc = subprocess.run([sys.executable, __file__, "--one", str(size), transport,
+                                   str(jobs)], capture_output=True, text=True, cwd=ROOT)
             if proc.returncode:
                 print(f"| {size} | {transport} | failed: {proc.stderr.strip()[-200:]} |")
                 continue
             r = json.loads(proc.stdout)
             print(f"| {r['gpus']:,} | {r['transport']} | {r['switches']:,} | {r['hosts']:,} "
-                  f"| {r['total_s']} | {r['peak_rss_mib']:,} | {r['files']:,} "
+                  f"| {r['total_s']} | {r['peak_rss_mib']:,} + {r['worker_rss_mib']:,} "
+                  f"| {r['files']:,} "
                   f"| {r['bytes'] / 1e6:.1f} | {r['ms_per_switch']} | {r['ms_per_host']} "
                   f"| {r['us_per_gpu']} | {r['topology_s']} |")
     return 0

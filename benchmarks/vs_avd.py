@@ -103,15 +103,21 @@ def main() -> int:
     parser.add_argument("--fabrics", default="32x4,128x8,512x16")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=None,
-                        help="fabgen render --jobs (default: fabgen's own default)")
+                        help="fabgen render --jobs (default: the usable cores, fabgen's default)")
     parser.add_argument("--avd-venv", type=Path,
                         default=Path.home() / ".cache" / "fabgen-bench" / f"pyavd-{AVD_VERSION}")
     args = parser.parse_args()
     python = avd_python(args.avd_venv)
-    jobs = ["--jobs", str(args.jobs)] if args.jobs and supports_jobs() else []
+    jobs: list[str] = []
+    if supports_jobs():
+        from fabgen.jobs import available_cores
+
+        jobs = ["--jobs", str(args.jobs or available_cores())]
+    elif args.jobs:
+        raise SystemExit("this fabgen has no `render --jobs`")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; pyavd {AVD_VERSION}; "
-          f"fabgen render {' '.join(jobs) or '(default jobs)'}; median of {args.runs} run(s)")
+          f"fabgen render {' '.join(jobs) or '(no --jobs)'}; median of {args.runs} run(s)")
     print("| fabric | switches | fabgen s | fabgen MiB | pyavd s | pyavd MiB | speed-up "
           "| memory ratio |")
     print("|---" * 8 + "|")

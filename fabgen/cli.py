@@ -116,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
     p.add_argument("--follow-symlinks", action="store_true",
                    help="if DIR is a symbolic link, write at its target (refused otherwise)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="render with N processes (default: this machine's cores; 1 renders in "
+                        "one process); the files are the same for every N")
     common(p)
 
     p = sub.add_parser("plan", help="print switch/cable counts without writing files",
@@ -353,6 +356,7 @@ def _placed(loaded: LoadedIntent) -> Iterator[None]:
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from fabgen import output
     from fabgen.intent import load
+    from fabgen.jobs import available_cores
     from fabgen.render import render_iter
 
     with default_intent(args.intent, console) as intent_path:
@@ -372,7 +376,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     with progress_bar(console, enabled=not (args.json or args.quiet)) as progress, \
             _placed(loaded):
         # Files stream from the renderers into the writer (or the comparison) one at a time.
-        files = render_iter(loaded, only=only, devices=args.devices, progress=progress)
+        files = render_iter(loaded, only=only, devices=args.devices, progress=progress,
+                            jobs=args.jobs or available_cores())
         if args.check:
             result = output.check(dest, files, subset=partial)
         else:
@@ -402,6 +407,17 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     _write_notes(console, dest, report)
     console.info(f"wrote {report.files} files to {dest}")
     return EXIT_OK
+
+
+def _jobs(text: str) -> int:
+    """--jobs N: a whole number of processes, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 process, not {value}")
+    return value
 
 
 def _write_notes(console: Console, dest: Path, report: WriteReport) -> None:
@@ -446,26 +462,30 @@ def progress_bar(console: Console, enabled: bool) -> Iterator[Progress | None]:
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as RichProgress
 
+    # Redrawn on each step, not by rich's refresh thread: `--jobs` forks worker processes,
+    # and forking while another thread holds a lock (the terminal's) can hang the child.
     bar = RichProgress(TextColumn("rendering {task.description:<12}"), BarColumn(),
                        TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                        console=RichConsole(stderr=True, no_color=not console.color),
-                       transient=True)
+                       transient=True, auto_refresh=False)
     with bar:
         task = bar.add_task("", total=None)
 
         def update(name: str, done: int, total: int) -> None:
-            bar.update(task, description=name, completed=done, total=total)
+            bar.update(task, description=name, completed=done, total=total, refresh=True)
 
         yield update
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     from fabgen.intent import load
+    from fabgen.jobs import paused_gc
     from fabgen.topology.build import build
     from fabgen.topology.summary import summarize
 
     loaded = load(args.intent, strict=args.strict)
-    summary = summarize(build(loaded.intent), loaded.intent)
+    with paused_gc():
+        summary = summarize(build(loaded.intent), loaded.intent)
     if args.json:
         print(json.dumps(summary, indent=2))
         return EXIT_OK

@@ -84,6 +84,11 @@ class FabgenError(Exception):
         self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
         super().__init__("\n".join(d.render() for d in self.diagnostics))
 
+    def __reduce__(self) -> tuple[type[FabgenError], tuple[list[Diagnostic]]]:
+        # Rebuilt from the diagnostics, not the message: a `--jobs` worker's error is
+        # pickled to the parent, which reports it like an in-process one.
+        return (type(self), (self.diagnostics,))
+
     @classmethod
     def single(cls, message: str, file: str | None = None, line: int | None = None,
                col: int | None = None, loc: Loc = ()) -> FabgenError:

@@ -14,6 +14,7 @@ from fabgen.intent.loader import load
 from fabgen.render import render
 from fabgen.targets import anta as anta_target
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.verify.expect import expected_switches
 from tests.conftest import ROOT
 
@@ -44,7 +45,8 @@ def test_catalog_checks_the_plan(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     loaded = load(MIXED)
     plan = qos.plan(loaded.intent)
-    eos = [s for s in expected_switches(build(loaded.intent), plan) if s.platform == "eos"]
+    switches = expected_switches(FabricIndex(build(loaded.intent)), plan)
+    eos = [s for s in switches if s.platform == "eos"]
     leaf = eos[0]
     mine = [t for t in catalog.tests if t.inputs.filters and t.inputs.filters.tags == {leaf.name}]
     by_name = {t.test.__name__: t.inputs for t in mine}
@@ -92,3 +94,19 @@ def test_watchdog_patterns_match_the_rendered_eos_config(tmp_path: Path) -> None
         assert re.compile(pattern, flags=re.MULTILINE).search(config), pattern
     assert not re.compile(lines.regex_patterns[0], flags=re.MULTILINE).search(
         config.replace("timeout 0.2", "timeout 0.5"))
+
+
+def test_catalog_written_test_by_test_is_the_whole_document() -> None:
+    """catalog_text writes each test alone (memory); the text is what dumping the whole
+    {module: [tests]} document writes."""
+    from fabgen.serialize import yaml_text
+
+    loaded = load(MIXED)
+    plan = qos.plan(loaded.intent)
+    switches = expected_switches(FabricIndex(build(loaded.intent)), plan, platforms=("eos",))
+    data = anta_target.catalog_data(list(switches), plan, loaded.intent.monitoring)
+    assert len(data) == 4
+    text = anta_target.catalog_text(data, loaded.intent.name)
+    header, _, body = text.partition("\nanta.tests.")
+    assert "anta.tests." + body == yaml_text(data, width=100)
+    assert header.startswith("# fabgen: ANTA catalog")

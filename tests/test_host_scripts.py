@@ -200,7 +200,7 @@ def fake_sysfs(root: Path, ctx: RenderContext, host: Host, *, configured: bool,
         _put(port / "link_layer", "Ethernet" if roce else "InfiniBand")
         if roce and plan is not None and hp.address is not None:
             gid = ctx.intent.nccl.gid_index
-            _put(port / "gids" / str(gid), _gid(hp.address.ip))
+            _put(port / "gids" / str(gid), _gid(hp.address.interface.ip))
             _put(port / "gid_attrs" / "types" / str(gid), "RoCE v2")
             _put(port / "gid_attrs" / "ndevs" / str(gid), hp.netdev)
             ecn = net / "ecn"
@@ -394,8 +394,9 @@ def test_dry_run_runs_nothing_and_writes_nothing(name: str, rendered: dict[str, 
 
 def _gateway(hp: Any) -> Any:
     """The leaf end of a host port's /31."""
-    net = hp.address.network
-    return net.network_address if hp.address.ip != net.network_address else net[1]
+    iface = hp.address.interface
+    net = iface.network
+    return net.network_address if iface.ip != net.network_address else net[1]
 
 
 @pytest.mark.parametrize("name", ROCE_NAMES)

@@ -15,9 +15,8 @@ from fabgen import qos, render
 from fabgen.catalog import ports
 from fabgen.intent import load
 from fabgen.intent.models import Intent, Platform
-from fabgen.natural import natural_key
 from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext, Target
+from fabgen.targets.base import Artifacts, RenderContext, Target, by_unit
 from fabgen.topology.build import build as build_fabric
 from fabgen.topology.model import Fabric
 from tests.conftest import ROOT
@@ -54,7 +53,8 @@ REAL_PORT_NAME = ports.port_name
 
 
 class ToyTarget:
-    """Step 4: a target for the platform `toy`, one JSON file per switch on it."""
+    """Step 4: a target for the platform `toy`, one JSON file per switch on it, split per
+    switch so `--jobs` renders switches in parallel."""
 
     name = "toy"
     description = "toy/<switch>/config.json: the architecture recipe's example platform"
@@ -62,19 +62,19 @@ class ToyTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == "toy" for s in ctx.fabric.switches)
 
-    def render(self, ctx: RenderContext) -> Artifacts:
+    def units(self, ctx: RenderContext) -> list[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == "toy"]
+
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         assert ctx.qos is not None
-        out: Artifacts = {}
-        for switch in ctx.fabric.switches:
-            if switch.platform != "toy":
-                continue
-            config = {"hostname": switch.name, "asn": switch.asn, "mtu": ctx.qos.mtu,
-                      "pfc_priorities": list(ctx.qos.pfc_priorities),  # values from the plan
-                      "ports": sorted({ports.switch_port_name(switch, link.z_port)
-                                       for link in ctx.fabric.links
-                                       if link.z_device == switch.name}, key=natural_key)}
-            out[f"toy/{switch.name}/config.json"] = json_text(config)
-        return out
+        switch = ctx.index.switches[unit]
+        config = {"hostname": switch.name, "asn": switch.asn, "mtu": ctx.qos.mtu,
+                  "pfc_priorities": list(ctx.qos.pfc_priorities),  # values from the plan
+                  "ports": [p.name for p in ctx.index.ports(switch)]}
+        return {f"toy/{switch.name}/config.json": json_text(config)}
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return by_unit(self, ctx)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 from fabgen import qos
 from fabgen.intent.loader import load
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.verify import saved
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 from tests.conftest import ROOT
@@ -20,7 +21,7 @@ MIXED_INTENT = ROOT / "inventories" / "roce-eos-nvue-2to1.yaml"
 
 def _switch(intent: Path, name: str) -> ExpectedSwitch:
     loaded = load(intent)
-    switches = expected_switches(build(loaded.intent), qos.plan(loaded.intent))
+    switches = expected_switches(FabricIndex(build(loaded.intent)), qos.plan(loaded.intent))
     return next(s for s in switches if s.name == name)
 
 

@@ -7,6 +7,8 @@ first electrical lane it uses, so the name depends on how many lanes a native po
 
 from __future__ import annotations
 
+from functools import cache
+
 from fabgen import catalog
 from fabgen.topology.model import HostPort, Switch
 
@@ -27,6 +29,10 @@ DEFAULT_LANES = 8
 _FOUR_LANE_CAGES = ("QSFP28", "QSFP56", "QSFP+")
 
 
+# Names and lane counts are pure functions of their arguments and of the catalog, which does
+# not change while fabgen runs; cached, because targets ask for the same few hundred names of
+# each port layout on every switch (hundreds of thousands of calls at 131k GPUs).
+@cache
 def native_lanes(model: str) -> int:
     """Electrical lanes of one native port of a catalog switch (8 unless it is a 4-lane QSFP)."""
     known = catalog.switches().get(model)
@@ -45,6 +51,7 @@ def _split(port: int, breakout: int, lanes: int) -> tuple[int, int, int]:
     return native + 1, k, lanes // breakout
 
 
+@cache
 def port_name(platform: str, port: int, breakout: int = 1, *, lanes: int = DEFAULT_LANES) -> str:
     """Interface name of logical switch port `port` (1..radix) on `platform`.
 

@@ -30,7 +30,6 @@ import yaml
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
 __all__ = [
     "PAUSE_QUANTUM_BITS",
@@ -145,21 +144,38 @@ def rules_data(ctx: RenderContext) -> dict[str, Any]:
         return {"groups": [_infiniband_group(ctx.fabric.name, mon)]}
     if ctx.qos is None:
         raise ValueError("the alerts target needs the QoS plan of a RoCE fabric")
-    switches = expected_switches(ctx.fabric, ctx.qos)
-    groups = []
-    for platform in ("sonic", "eos", "nvue"):
-        mine = [s for s in switches if s.platform == platform]
-        if mine:
-            groups.append(_switch_group(ctx.fabric.name, SIGNALS[platform], mine, ctx.qos, mon,
-                                        _thresholds(list(switches), mon)))
+    planned = {platform: speeds for platform in ("sonic", "eos", "nvue")
+               if (speeds := _planned_speeds(ctx, platform))}
+    thresholds = _thresholds(planned, mon)
+    groups = [_switch_group(ctx.fabric.name, SIGNALS[platform], speeds, ctx.qos, mon,
+                            thresholds) for platform, speeds in planned.items()]
     groups.append(_host_group(ctx.fabric.name))
     return {"groups": groups}
 
 
-def _thresholds(switches: list[ExpectedSwitch], mon: MonitoringSpec) -> tuple[int, int]:
+# Planned port speed (Gb/s) -> switch -> its ports at that speed, in port order; where one
+# speed covers every port (the usual fabric) the ports are not listed.
+PlannedSpeeds = dict[int, dict[str, list[str]]]
+
+
+def _planned_speeds(ctx: RenderContext, platform: str) -> PlannedSpeeds:
+    """The cabled ports of the platform's switches by planned speed (empty: no such switch).
+    A pass over their cables; the ports are named only when there is more than one speed."""
+    switches = [s for s in ctx.fabric.switches if s.platform == platform]
+    speeds = {link.speed_gbps for s in switches for link in ctx.index.links(s.name)}
+    if len(speeds) <= 1:
+        return {speed: {} for speed in speeds}
+    by_speed: PlannedSpeeds = defaultdict(lambda: defaultdict(list))
+    for sw in switches:
+        for p in ctx.index.ports(sw):
+            by_speed[p.link.speed_gbps][sw.name].append(p.name)
+    return by_speed
+
+
+def _thresholds(planned: dict[str, PlannedSpeeds], mon: MonitoringSpec) -> tuple[int, int]:
     """(storm, pause-rate) frames per second: the intent's, or derived from the fabric's slowest
     planned link (the lowest rate that holds a link paused, so no link's storm goes unseen)."""
-    slowest = min(p.speed_gbps for s in switches for p in s.ports)
+    slowest = min(speed for speeds in planned.values() for speed in speeds)
     storm = mon.pfc_storm_pps or continuous_pause_pps(slowest)
     pause = mon.pause_rate_pps or max(1, storm // 10)
     return storm, pause
@@ -178,7 +194,7 @@ def _make_rule(alert: str, expr: str, for_s: int, severity: str, fabric: str, su
     return rule
 
 
-def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], plan: QosPlan,
+def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPlan,
                   mon: MonitoringSpec, thresholds: tuple[int, int]) -> dict[str, Any]:
     q = str(plan.rdma.queue)
     prio = str(plan.rdma.priority)
@@ -261,10 +277,10 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
             "with no documented encoding, so a session that stays down is caught by "
             "`fabgen verify` and ECMP loss, not by this rule."))
     rules.append(_rule(
-        "LinkWrongSpeed", _speed_expr(sig, switches, sel), 300, "warning", fabric,
+        "LinkWrongSpeed", _speed_expr(sig, speeds, sel), 300, "warning", fabric,
         f"{where} runs at the wrong speed",
         f"The port is up at a speed other than the cabling plan's "
-        f"({_planned(switches)}): a wrong optic or cable, a failed lane or auto-negotiation fell "
+        f"({_planned(speeds)}): a wrong optic or cable, a failed lane or auto-negotiation fell "
         "back. The link carries less than the fabric was sized for and its ECMP share "
         "congests first."))
     window = mon.link_flap_window_s
@@ -279,23 +295,18 @@ def _switch_group(fabric: str, sig: Signals, switches: list[ExpectedSwitch], pla
     return {"name": f"fabgen-{fabric}-{sig.platform}", "rules": rules}
 
 
-def _planned(switches: list[ExpectedSwitch]) -> str:
-    speeds = sorted({p.speed_gbps for s in switches for p in s.ports})
-    return " or ".join(f"{s}G" for s in speeds)
+def _planned(speeds: PlannedSpeeds) -> str:
+    return " or ".join(f"{s}G" for s in sorted(speeds))
 
 
 def _queue_label(sig: Signals) -> str:
     return {"sonic": "queue", "eos": "queue_name", "nvue": "tc"}[sig.platform]
 
 
-def _speed_expr(sig: Signals, switches: list[ExpectedSwitch], sel: Any) -> str:
+def _speed_expr(sig: Signals, by_speed: PlannedSpeeds, sel: Any) -> str:
     """Up ports whose speed differs from the plan. One planned speed (the usual case): one
     comparison; several: one per speed, each narrowed to the ports planned at it."""
     up = f"on({sig.device}, {sig.port}) ({sel(sig.oper_up)} == 1)"
-    by_speed: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for sw in switches:
-        for p in sw.ports:
-            by_speed[p.speed_gbps][sw.name].append(p.name)
     if len(by_speed) == 1:
         (speed,) = by_speed
         return f"({sel(sig.speed)} != {speed * sig.speed_per_gbps}) and {up}"

@@ -15,11 +15,12 @@ from typing import Any
 
 import orjson
 
-from fabgen.catalog.ports import host_port_name, switch_port_name
+from fabgen.catalog.ports import host_port_name
 from fabgen.intent.units import format_speed
 from fabgen.targets.base import Artifacts, RenderContext, Stream
-from fabgen.topology.model import Fabric, HostPort, Link, Switch
-from fabgen.topology.summary import FabricView, Group, switch_lookup, view
+from fabgen.topology.index import FabricIndex
+from fabgen.topology.model import Fabric, Link
+from fabgen.topology.summary import FabricView, Group, view
 
 __all__ = [
     "ADDRESS_COLUMNS",
@@ -54,20 +55,17 @@ def columns(fabric: Fabric) -> tuple[str, ...]:
     return COLUMNS + (ADDRESS_COLUMNS if fabric.transport == "roce" else ())
 
 
-def _host_ports(fabric: Fabric) -> dict[tuple[str, int], HostPort]:
-    return {(host.name, hp.dev): hp for host in (*fabric.hosts, *fabric.sm_hosts)
-            for hp in host.ports}
-
-
-def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, int], HostPort],
-         roce: bool) -> Row:
+def _row(link: Link, index: FabricIndex, roce: bool) -> Row:
+    switches = index.switches
     if link.kind in ("node-leaf", "sm-leaf"):
-        hp = host_ports.get((link.a_device, link.a_port))
-        if hp is None:
-            raise ValueError(f"cable {link.id}: {link.a_device} has no port dev {link.a_port}")
+        try:
+            hp = index.host_port(link.a_device, link.a_port)
+        except KeyError:
+            raise ValueError(f"cable {link.id}: {link.a_device} has no port dev "
+                             f"{link.a_port}") from None
         a_port, a_netdev = host_port_name(hp), hp.netdev
     else:
-        a_port, a_netdev = switch_port_name(switches[link.a_device], link.a_port), None
+        a_port, a_netdev = index.port_name(switches[link.a_device], link.a_port), None
     row: Row = {
         "id": link.id,
         "kind": link.kind,
@@ -76,7 +74,7 @@ def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, in
         "a_port": a_port,
         "a_netdev": a_netdev,
         "z_device": link.z_device,
-        "z_port": switch_port_name(switches[link.z_device], link.z_port),
+        "z_port": index.port_name(switches[link.z_device], link.z_port),
         "speed": format_speed(link.speed_gbps),
         "media": link.media,
     }
@@ -86,23 +84,22 @@ def _row(link: Link, switches: dict[str, Switch], host_ports: dict[tuple[str, in
     return row
 
 
-def cable_rows(fabric: Fabric) -> list[Row]:
+def cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> list[Row]:
     """One row per cable, in Fabric.links order, then the subnet-manager hosts' cables (kind
-    `sm-leaf`, InfiniBand); keys are `columns(fabric)`.
+    `sm-leaf`, InfiniBand); keys are `columns(fabric)`. `index`: the render's index of
+    `fabric` (one is built when it is not given).
 
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
     on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
     """
-    return list(iter_cable_rows(fabric))
+    return list(iter_cable_rows(fabric, index))
 
 
-def iter_cable_rows(fabric: Fabric) -> Iterator[Row]:
+def iter_cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> Iterator[Row]:
     """cable_rows one at a time: at 131k GPUs the rows as dicts are hundreds of MB."""
-    switches = switch_lookup(fabric)
-    host_ports = _host_ports(fabric)
+    found = index or FabricIndex(fabric)
     roce = fabric.transport == "roce"
-    return (_row(link, switches, host_ports, roce)
-            for links in (fabric.links, fabric.sm_links) for link in links)
+    return (_row(link, found, roce) for links in (fabric.links, fabric.sm_links) for link in links)
 
 
 def switch_rows(fabric: Fabric) -> list[Row]:
@@ -247,13 +244,14 @@ class CablingTarget:
         """The tables as chunks, a few thousand rows at a time (fabgen.render streams them to
         disk): each table builds its rows afresh rather than holding them all between two."""
         fabric = ctx.fabric
-        yield "cabling/cabling.csv", csv_chunks(fabric)
-        yield "cabling/cabling.json", json_chunks(fabric)
+        yield "cabling/cabling.csv", csv_chunks(fabric, iter_cable_rows(fabric, ctx.index))
+        yield "cabling/cabling.json", json_chunks(fabric, iter_cable_rows(fabric, ctx.index))
         yield "cabling/topology.dot", render_dot(fabric,
                                                  gpus_per_node=ctx.intent.cluster.node.gpus)
         for extra in fabric.extras:
-            yield f"cabling/{extra.role}.csv", csv_chunks(extra)
-            yield f"cabling/{extra.role}.json", json_chunks(extra)
+            index = ctx.index.extras[extra.role]
+            yield f"cabling/{extra.role}.csv", csv_chunks(extra, iter_cable_rows(extra, index))
+            yield f"cabling/{extra.role}.json", json_chunks(extra, iter_cable_rows(extra, index))
 
 
 TARGET = CablingTarget()

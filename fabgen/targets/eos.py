@@ -30,25 +30,28 @@ Sources each construct was checked against (cited as [tag] below):
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from ipaddress import IPv4Interface
+from functools import lru_cache
 from typing import Any
 
 from fabgen import qos, templating, underlay
 from fabgen.catalog import buffers
 from fabgen.catalog.ports import native_lanes, switch_port_name
 from fabgen.qos import EcnProfile, QosPlan
-from fabgen.targets.base import Artifacts, RenderContext, TextStream
-from fabgen.topology.model import Fabric, Host, Link, LinkKind, Switch
+from fabgen.serialize import json_text
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.topology.index import FabricPort
+from fabgen.topology.model import Switch
 
 __all__ = [
     "SECTIONS",
     "TARGET",
     "EosTarget",
     "FabricPort",
-    "FabricView",
     "QueueSpec",
     "UnsupportedPlan",
     "config_text",
@@ -106,64 +109,6 @@ _DESCRIPTION_MAX = 200
 
 class UnsupportedPlan(ValueError):
     """The plan asks for something a platform cannot express; the message names the target."""
-
-
-# --- fabric facts shared by the switch targets (eos, nvue) ------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class FabricPort:
-    """One cabled port of a switch, seen from that switch."""
-
-    port: int  # logical port 1..radix
-    name: str  # interface name on this switch's platform
-    kind: LinkKind
-    peer: str  # device at the other end
-    peer_port: str  # the peer's interface name (switch) or netdev (host)
-    peer_switch: Switch | None  # None for a host
-    address: IPv4Interface  # this end of the /31
-    peer_address: IPv4Interface
-    uplink: bool  # towards the tier above (leaf->spine, spine->core)
-
-
-class FabricView:
-    """Per-device lookups computed once per render (links by device, hosts by name)."""
-
-    def __init__(self, fabric: Fabric) -> None:
-        self.fabric = fabric
-        self.hosts: dict[str, Host] = {h.name: h for h in fabric.hosts}
-        self.links: dict[str, list[Link]] = defaultdict(list)
-        for link in fabric.links:
-            self.links[link.a_device].append(link)
-            self.links[link.z_device].append(link)
-
-    def ports(self, switch: Switch) -> tuple[FabricPort, ...]:
-        """The switch's cabled ports in port order (Ethernet1/1 before Ethernet2/1, swp2 before
-        swp10): the order EOS and NVUE list interfaces in."""
-        out: list[FabricPort] = []
-        for link in self.links[switch.name]:
-            here_a = link.a_device == switch.name
-            port = link.a_port if here_a else link.z_port
-            address = link.a_address if here_a else link.z_address
-            peer_address = link.z_address if here_a else link.a_address
-            if address is None or peer_address is None:
-                raise ValueError(f"link {link.id} of {switch.name} has no /31 addresses "
-                                 "(a RoCE fabric addresses every switch link)")
-            peer = link.z_device if here_a else link.a_device
-            peer_switch = self.fabric.by_name.get(peer)
-            if peer_switch is not None:
-                peer_port = switch_port_name(peer_switch, link.z_port if here_a else link.a_port)
-            else:
-                peer_port = self._netdev(peer, link.a_port)
-            out.append(FabricPort(
-                port=port, name=switch_port_name(switch, port), kind=link.kind, peer=peer,
-                peer_port=peer_port, peer_switch=peer_switch, address=address,
-                peer_address=peer_address, uplink=here_a and link.kind != "node-leaf"))
-        out.sort(key=lambda p: p.port)
-        return tuple(out)
-
-    def _netdev(self, host_name: str, dev: int) -> str:
-        host = self.hosts[host_name]
-        return next(p.netdev for p in host.ports if p.dev == dev)
 
 
 def ecmp_width(ports: tuple[FabricPort, ...]) -> int:
@@ -257,14 +202,14 @@ class EosTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
 
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return dict(self.render_iter(ctx))
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == PLATFORM]
 
-    def render_iter(self, ctx: RenderContext) -> TextStream:
-        """One switch's config at a time (fabgen.render streams them to disk)."""
-        view = FabricView(ctx.fabric)
-        return ((f"eos/{s.name}.cfg", config_text(device_config(ctx, s, view=view)))
-                for s in ctx.fabric.switches if s.platform == PLATFORM)
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        return {f"eos/{unit}.cfg": config_text(device_config(ctx, ctx.index.switches[unit]))}
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return by_unit(self, ctx)
 
 
 TARGET = EosTarget()
@@ -272,16 +217,32 @@ TARGET = EosTarget()
 
 def config_text(config: dict[str, Any]) -> str:
     """The running-config text of a device_config() dict."""
-    return templating.render("eos/device.j2", **config)
+    # Every port of a QoS profile prints the same block (today one profile for every fabric
+    # port): it is rendered once per distinct profile and printed under each interface,
+    # rather than re-rendered by the template for each of thousands of ports.
+    by_object: dict[int, str] = {}
+    blocks = []
+    for intf in config["ethernet_interfaces"]:
+        profile = intf["qos"]
+        text = by_object.get(id(profile))
+        if text is None:
+            text = by_object[id(profile)] = _interface_qos_text(json_text(profile))
+        blocks.append(text)
+    return templating.render("eos/device.j2", **config, interface_qos_text=blocks)
 
 
-def device_config(ctx: RenderContext, switch: Switch, *,
-                  view: FabricView | None = None) -> dict[str, Any]:
+@lru_cache(maxsize=64)
+def _interface_qos_text(profile: str) -> str:
+    """templates/eos/interface_qos.j2 of one port QoS profile (given as its JSON text)."""
+    return templating.render("eos/interface_qos.j2", intf={"qos": json.loads(profile)})
+
+
+def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     """The EOS-shaped data of one switch: {section: plain values}, keys in SECTIONS order."""
     if switch.platform != PLATFORM:
         raise ValueError(f"{switch.name} runs {switch.platform}, not {PLATFORM}")
     plan = _plan(ctx)
-    ports = (view or FabricView(ctx.fabric)).ports(switch)
+    ports = ctx.index.ports(switch)
     interface_qos = _interface_qos(plan)
     under = underlay.plan(ctx.intent)
     built: dict[str, Any] = {
@@ -334,7 +295,7 @@ def _ethernet_interfaces(switch: Switch, ports: tuple[FabricPort, ...], plan: Qo
             "shutdown": p is None,
             "mtu": plan.mtu,
             "speed": speed,
-            "ip_address": str(p.address) if p else None,
+            "ip_address": p.interface_address if p else None,
             "qos": interface_qos,
         })
     return out
@@ -521,11 +482,11 @@ def _router_bgp(switch: Switch, ports: tuple[FabricPort, ...],
         if p.peer_switch is not None:
             if p.peer_switch.asn is None:
                 raise ValueError(f"{p.peer} has no ASN")
-            neighbors.append({"ip": str(p.peer_address.ip), "remote_as": p.peer_switch.asn,
+            neighbors.append({"ip": p.peer_ip, "remote_as": p.peer_switch.asn,
                               "bfd": under.bfd is not None})
         else:
             # Host subnets: the leaf originates each NIC's /31.
-            networks.append(str(p.address.network))
+            networks.append(p.subnet)
     width = underlay.ecmp_paths(PLATFORM, switch.name, ecmp_width(ports))
     return {
         "asn": switch.asn,

@@ -28,7 +28,7 @@ def _bytes(p: PgProfile) -> str:
 
 
 def _kinds(ctx: RenderContext, switch: Switch) -> list[str]:
-    kinds = {lk.kind for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)}
+    kinds = {p.kind for p in ctx.index.ports(switch)}
     return sorted(kinds, key=list(_CLASS).index)
 
 

@@ -31,7 +31,7 @@ from fabgen import templating
 from fabgen.intent.models import NodeLabelKeys
 from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.topology.groups import FabricGroups, compute_hosts, fabric_groups
+from fabgen.topology.groups import FabricGroups, compute_hosts
 from fabgen.topology.model import Fabric
 
 __all__ = ["HOSTNAME", "KAI_API", "KUEUE_API", "OUT_DIR", "TARGET", "VOLCANO_API",
@@ -124,7 +124,7 @@ class KubernetesTarget:
         return bool(ctx.fabric.hosts) and not_a_node(ctx.fabric) is None
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        groups = fabric_groups(ctx.fabric)
+        groups = ctx.index.groups
         keys = ctx.intent.scheduling.labels
         labels = node_labels(groups, keys)
         tiers = levels(groups, keys)

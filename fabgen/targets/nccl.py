@@ -80,13 +80,13 @@ ROCE_QPS_PER_CONNECTION = 4
 
 def hca_list(ctx: RenderContext) -> str:
     """NCCL_IB_HCA: the compute ports cabled to the fabric, in rail order, exact names."""
-    ports = nic.profile_ports(ctx.fabric)
+    ports = nic.profile_ports(ctx)
     return "=" + ",".join(f"{p.rdma_device}:{p.ib_port}" for p in ports)
 
 
 def _hca_why(ctx: RenderContext) -> str:
     """Why these devices: the node model's map (and its source) or the intent's names."""
-    ports = nic.profile_ports(ctx.fabric)
+    ports = nic.profile_ports(ctx)
     pairs = " ".join(f"{p.rdma_device}=GPU{p.gpu}" for p in ports)
     assumed = "" if nodes.model_of(ctx.intent).has_map else "; NIC n assumed beside GPU n"
     return (f"the {len(ports)} compute ports cabled to the fabric, in rail order, as "

@@ -13,15 +13,16 @@ Every number comes from the QosPlan or the Fabric; the templates only lay the va
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from ipaddress import IPv4Address, IPv4Interface
+from ipaddress import IPv4Address
 from typing import Any
 
 from fabgen import templating
 from fabgen.catalog import nodes
 from fabgen.qos import QosPlan
-from fabgen.targets.base import Artifacts, RenderContext, TextStream
-from fabgen.topology.model import Fabric, Host
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.topology.model import Host, HostPort, LinkAddress
 
 __all__ = [
     "FW_LINK_TYPE",
@@ -67,7 +68,7 @@ class RailPort:
     netdev: str
     gpu: int
     numa: int
-    address: IPv4Interface | None
+    address: LinkAddress | None
 
 
 def rail_ports(host: Host) -> tuple[RailPort, ...]:
@@ -78,9 +79,13 @@ def rail_ports(host: Host) -> tuple[RailPort, ...]:
     rather than assumed, so a shared device would get ports 1, 2 in port order as the kernel
     numbers them. fw_port is the adapter's physical port, which mlxconfig's *_P<n> names.
     """
+    return _rail_ports(host.ports)
+
+
+def _rail_ports(host_ports: Sequence[HostPort]) -> tuple[RailPort, ...]:
     seen: dict[str, int] = {}
     ports: list[RailPort] = []
-    for hp in host.ports:  # dev order: each device's ports in port order
+    for hp in host_ports:  # dev order: each device's ports in port order
         seen[hp.rdma_device] = seen.get(hp.rdma_device, 0) + 1
         ports.append(RailPort(rail=hp.rail, plane=hp.plane, dev=hp.dev,
                               rdma_device=hp.rdma_device, ib_port=seen[hp.rdma_device],
@@ -89,27 +94,10 @@ def rail_ports(host: Host) -> tuple[RailPort, ...]:
     return tuple(sorted(ports, key=lambda p: (p.rail, p.plane)))
 
 
-def _layout(port: RailPort) -> tuple[object, ...]:
-    return (port.rail, port.plane, port.rdma_device, port.ib_port, port.fw_port, port.netdev,
-            port.gpu, port.numa)
-
-
-def profile_ports(fabric: Fabric) -> tuple[RailPort, ...]:
-    """The rail layout every host shares (addresses stripped); raises if hosts differ.
-
-    The intent has one node spec, so this holds by construction; the check keeps a future
-    mixed-node fabric from silently getting the first host's layout everywhere.
-    """
-    if not fabric.hosts:
-        return ()
-    first = rail_ports(fabric.hosts[0])
-    want = [_layout(p) for p in first]
-    for host in fabric.hosts[1:]:
-        if [_layout(p) for p in rail_ports(host)] != want:
-            raise ValueError(f"host {host.name} has a different NIC layout from "
-                             f"{fabric.hosts[0].name}; one host profile cannot describe both")
-    return tuple(RailPort(p.rail, p.plane, p.dev, p.rdma_device, p.ib_port, p.fw_port, p.netdev,
-                          p.gpu, p.numa, None) for p in first)
+def profile_ports(ctx: RenderContext) -> tuple[RailPort, ...]:
+    """The rail layout every host shares (addresses stripped): the index checks once per
+    render that every host has it (FabricIndex.host_layout) and raises if two differ."""
+    return _rail_ports(ctx.index.host_layout)
 
 
 def map_source(ctx: RenderContext) -> str:
@@ -133,7 +121,7 @@ def profile_name(ctx: RenderContext) -> str:
     return ctx.fabric.transport
 
 
-def ipv4_gid(address: IPv4Address) -> str:
+def ipv4_gid(address: IPv4Address | LinkAddress) -> str:
     """The RoCE v2 IPv4 GID as /sys/class/infiniband/<dev>/ports/<p>/gids/<i> prints it."""
     mapped = b"\x00" * 10 + b"\xff\xff" + address.packed
     return ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
@@ -148,32 +136,27 @@ def host_file_path(host: str) -> str:
     return f"hosts/{host}.env"
 
 
-def _gateways(fabric: Fabric) -> dict[tuple[str, int], IPv4Address]:
-    """(host, dev) -> the leaf end of that port's /31 (its next hop)."""
-    out: dict[tuple[str, int], IPv4Address] = {}
-    for link in fabric.links_of("node-leaf"):
-        if link.z_address is not None:
-            out[link.a_device, link.a_port] = link.z_address.ip
-    return out
-
-
-def roce_host_data(fabric: Fabric, host: Host,
-                   gateways: dict[tuple[str, int], IPv4Address] | None = None) -> dict[str, Any]:
+def roce_host_data(ctx: RenderContext, host: Host) -> dict[str, Any]:
     """Per-host values of a RoCE host, one entry per rail in rail order."""
-    gw = gateways if gateways is not None else _gateways(fabric)
+    # Each port's next hop is the leaf end of its /31, on the host's own cables.
+    gateways = {link.a_port: link.z_address for link in ctx.index.links(host.name)
+                if link.kind == "node-leaf" and link.a_device == host.name}
     ports = rail_ports(host)
     addresses: list[str] = []
     gids: list[str] = []
+    leaf_ends: list[str] = []
     for p in ports:
-        if p.address is None:
+        gateway = gateways.get(p.dev)
+        if p.address is None or gateway is None:
             raise ValueError(f"{host.name} {p.netdev}: a RoCE port without an address")
         addresses.append(p.address.with_prefixlen)
-        gids.append(ipv4_gid(p.address.ip))
+        gids.append(ipv4_gid(p.address))
+        leaf_ends.append(gateway.ip)
     return {
         "name": host.name,
         "netdevs": [p.netdev for p in ports],
         "addresses": addresses,
-        "gateways": [str(gw[host.name, p.dev]) for p in ports],
+        "gateways": leaf_ends,
         "gids": gids,
     }
 
@@ -186,7 +169,7 @@ def _ecn_vector(plan: QosPlan) -> list[int]:
 def setup_data(ctx: RenderContext) -> dict[str, Any]:
     """The target-shaped data of hosts/nic-setup.sh: everything the template prints."""
     fabric, intent = ctx.fabric, ctx.intent
-    ports = profile_ports(fabric)
+    ports = profile_ports(ctx)
     roce = fabric.transport == "roce"
     data: dict[str, Any] = {
         "fabric": fabric.name,
@@ -233,6 +216,7 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
 
 # Where the unit expects hosts/ to be installed on each host (the unit file says so).
 INSTALL_DIR = "/etc/fabgen/hosts"
+PROFILE_UNIT = ""  # the unit of the files every host shares
 
 
 class NicTarget:
@@ -245,21 +229,25 @@ class NicTarget:
         # EFA hosts are EC2 instances: AWS owns the fabric and the NIC settings.
         return ctx.fabric.transport in ("roce", "infiniband") and ctx.intent.nccl.profile != "efa"
 
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return dict(self.render_iter(ctx))
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        """The profile (the empty name, which no device has), then each host's data file."""
+        hosts = [h.name for h in ctx.fabric.hosts] if ctx.fabric.transport == "roce" else []
+        return [PROFILE_UNIT, *hosts]
 
-    def render_iter(self, ctx: RenderContext) -> TextStream:
-        """The scripts, then one host's file at a time (fabgen.render streams them)."""
-        data = setup_data(ctx)
-        yield "hosts/nic-setup.sh", templating.render("nic/setup.sh.j2", **data)
-        yield "hosts/fabgen-nic-setup.service", templating.render(
-            "nic/nic-setup.service.j2", fabric=ctx.fabric.name, install_dir=INSTALL_DIR)
-        if ctx.fabric.transport == "roce":
-            gateways = _gateways(ctx.fabric)
-            for host in ctx.fabric.hosts:
-                yield host_file_path(host.name), templating.render(
-                    "nic/host.env.j2", fabric=ctx.fabric.name,
-                    **roce_host_data(ctx.fabric, host, gateways))
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        if unit == PROFILE_UNIT:
+            return {
+                "hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **setup_data(ctx)),
+                "hosts/fabgen-nic-setup.service": templating.render(
+                    "nic/nic-setup.service.j2", fabric=ctx.fabric.name,
+                    install_dir=INSTALL_DIR),
+            }
+        return {host_file_path(unit): templating.render(
+            "nic/host.env.j2", fabric=ctx.fabric.name,
+            **roce_host_data(ctx, ctx.index.hosts[unit]))}
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return by_unit(self, ctx)
 
 
 TARGET = NicTarget()

@@ -3,7 +3,7 @@
 Two layers. `device_config(ctx, switch)` returns the NVUE object tree of one switch as plain
 values (`{"set": {...}}`, one builder per top-level key: `_interface`, `_qos`, `_router`,
 `_system`, `_vrf`); `startup_yaml()` serialises it as NVUE's startup.yaml, a list holding one
-`set` document, with yaml.safe_dump(sort_keys=True). Nothing is templated.
+`set` document, with fabgen.serialize.yaml_text (sorted keys). Nothing is templated.
 
 Every QoS number comes from the QosPlan. `nv set qos roce mode lossless` turns on NVIDIA's RoCE
 profile; the plan's values are then written over it wherever NVUE lets them be set (RoCE page:
@@ -56,17 +56,16 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
-
-import yaml
 
 from fabgen import qos, underlay
 from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
 from fabgen.qos import QosPlan
-from fabgen.targets.base import Artifacts, RenderContext, TextStream
+from fabgen.serialize import yaml_text
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.eos import (
     FabricPort,
-    FabricView,
     QueueSpec,
     UnsupportedPlan,
     ecmp_width,
@@ -103,43 +102,35 @@ class NvueTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
 
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return dict(self.render_iter(ctx))
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == PLATFORM]
 
-    def render_iter(self, ctx: RenderContext) -> TextStream:
-        """One switch's startup.yaml at a time (fabgen.render streams them to disk)."""
-        view = FabricView(ctx.fabric)
-        return ((f"nvue/{s.name}/startup.yaml", startup_yaml(device_config(ctx, s, view=view)))
-                for s in ctx.fabric.switches if s.platform == PLATFORM)
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        switch = ctx.index.switches[unit]
+        return {f"nvue/{unit}/startup.yaml": startup_yaml(device_config(ctx, switch))}
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return by_unit(self, ctx)
 
 
 TARGET = NvueTarget()
 
 
-class _Dumper(yaml.SafeDumper):
-    """yaml.safe_dump's dumper, writing a value shared by several keys out in full each time
-    (no `&id001` anchors and `*id001` aliases) and never folding a long line."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
 def startup_yaml(config: dict[str, Any]) -> str:
     """startup.yaml text: a list with the one `set` document, keys sorted (what
-    `nv config replace <file>` reads)."""
-    return yaml.dump([config], Dumper=_Dumper, sort_keys=True, default_flow_style=False,
-                     width=4096, allow_unicode=False)
+    `nv config replace <file>` reads); a value shared by several keys is written out in full
+    each time (no anchors), and no line is folded."""
+    return yaml_text([config], width=4096)
 
 
-def device_config(ctx: RenderContext, switch: Switch, *,
-                  view: FabricView | None = None) -> dict[str, Any]:
+def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     """The NVUE object tree of one switch, `{"set": {...}}`, plain values only."""
     if switch.platform != PLATFORM:
         raise ValueError(f"{switch.name} runs {switch.platform}, not {PLATFORM}")
     plan = _plan(ctx)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name} has no ASN or loopback for BGP")
-    ports = (view or FabricView(ctx.fabric)).ports(switch)
+    ports = ctx.index.ports(switch)
     under = underlay.plan(ctx.intent)
     adaptive = under.load_balancing.mode == "adaptive"
     return {"set": {
@@ -198,7 +189,7 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
             link["speed"] = f"{switch.speed_gbps}G"
         entry: dict[str, Any] = {
             "description": sanitize_description(f"{p.peer}:{p.peer_port}"),
-            "ip": {"address": {str(p.address): {}}},
+            "ip": {"address": {p.interface_address: {}}},
             "link": link,
             "type": "swp",
         }
@@ -335,9 +326,9 @@ def _vrf(switch: Switch, ports: tuple[FabricPort, ...],
         if p.peer_switch is not None:
             if p.peer_switch.asn is None:
                 raise ValueError(f"{p.peer} has no ASN")
-            neighbors[str(p.peer_address.ip)] = _neighbor(p.peer_switch, under)
+            neighbors[p.peer_ip] = _neighbor(p.peer_switch, under)
         else:
-            networks[str(p.address.network)] = {}  # host subnets, on a leaf
+            networks[p.subnet] = {}  # host subnets, on a leaf
     try:
         width = underlay.ecmp_paths(PLATFORM, switch.name, ecmp_width(ports))
     except ValueError as exc:

@@ -7,7 +7,6 @@ from fabgen import templating
 from fabgen.targets.base import RenderContext
 from fabgen.targets.kubernetes import levels, not_a_node
 from fabgen.targets.slurm import block_sizes, fit_sentence, fits, level_lines
-from fabgen.topology.groups import fabric_groups
 
 __all__ = ["report_section"]
 
@@ -16,7 +15,7 @@ def report_section(ctx: RenderContext) -> str:
     """Markdown for report.md (no trailing newline); empty for a fabric without hosts."""
     if not ctx.fabric.hosts:
         return ""
-    groups = fabric_groups(ctx.fabric)
+    groups = ctx.index.groups
     gpus = ctx.intent.cluster.node.gpus
     rows = [{"tier": f.tier, "domains": f"{f.domains:,}",
              "nodes": f"{f.nodes:,}" if f.nodes == f.largest else f"{f.nodes:,}-{f.largest:,}",

@@ -57,7 +57,7 @@ def _bootstrap_data(ctx: RenderContext) -> dict[str, str]:
 def check_data(ctx: RenderContext) -> dict[str, Any]:
     """The target-shaped data of hosts/preflight.sh: every expected value it compares."""
     fabric, intent = ctx.fabric, ctx.intent
-    ports = nic.profile_ports(fabric)
+    ports = nic.profile_ports(ctx)
     roce = fabric.transport == "roce"
     data: dict[str, Any] = {
         "fabric": fabric.name,
@@ -177,7 +177,7 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
                 "server": perftest("ib_write_bw", b, " --report_gbits"),
                 "client": perftest("ib_write_bw", a, " --report_gbits") + f" {server.name}",
             })
-    profile_ports = nic.profile_ports(fabric) if not efa else ()
+    profile_ports = nic.profile_ports(ctx) if not efa else ()
     host_map = [{"rail": nic.rail_label(p, fabric.planes), "device": f"{p.rdma_device}:{p.ib_port}",
                  "netdev": p.netdev, "gpu": str(p.gpu), "numa": str(p.numa)}
                 for p in profile_ports]

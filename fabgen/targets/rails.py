@@ -13,11 +13,10 @@ from __future__ import annotations
 import csv
 import io
 
-from fabgen.catalog.ports import switch_port_name
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ibdm import panel_name
-from fabgen.topology.groups import compute_hosts, fabric_groups
-from fabgen.topology.model import Fabric
+from fabgen.topology.groups import compute_hosts
+from fabgen.topology.index import FabricIndex
 
 __all__ = ["COLUMNS", "PATH", "TARGET", "RailsTarget", "rails_csv", "rails_rows"]
 
@@ -26,27 +25,27 @@ COLUMNS = ("host", "leaf_group", "nic", "nic_port", "rdma_device", "netdev", "ra
            "leaf", "leaf_port", "leaf_panel")
 
 
-def rails_rows(fabric: Fabric) -> list[tuple[str | int, ...]]:
-    group_of = fabric_groups(fabric).group_of()
-    ends = {(link.a_device, link.a_port): (link.z_device, link.z_port)
-            for link in fabric.links if link.kind == "node-leaf"}
-    ib = fabric.transport == "infiniband"
+def rails_rows(index: FabricIndex) -> list[tuple[str | int, ...]]:
+    group_of = index.groups.group_of()
+    ib = index.fabric.transport == "infiniband"
     rows: list[tuple[str | int, ...]] = []
-    for host in compute_hosts(fabric):
+    for host in compute_hosts(index.fabric):
+        ends = {link.a_port: (link.z_device, link.z_port) for link in index.links(host.name)
+                if link.kind == "node-leaf" and link.a_device == host.name}
         for hp in host.ports:
-            leaf_name, port = ends[host.name, hp.dev]
-            leaf = fabric.by_name[leaf_name]
+            leaf_name, port = ends[hp.dev]
+            leaf = index.switches[leaf_name]
             rows.append((host.name, group_of[host.name].name, hp.nic, hp.port, hp.rdma_device,
-                         hp.netdev, hp.rail, hp.plane, leaf.name, switch_port_name(leaf, port),
+                         hp.netdev, hp.rail, hp.plane, leaf.name, index.port_name(leaf, port),
                          panel_name(leaf, port) if ib else ""))
     return rows
 
 
-def rails_csv(fabric: Fabric) -> str:
+def rails_csv(index: FabricIndex) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows(rails_rows(fabric))
+    writer.writerows(rails_rows(index))
     return out.getvalue()
 
 
@@ -58,7 +57,7 @@ class RailsTarget:
         return bool(ctx.fabric.hosts)
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        return {PATH: rails_csv(ctx.fabric)}
+        return {PATH: rails_csv(ctx.index)}
 
 
 TARGET = RailsTarget()

@@ -24,7 +24,7 @@ import yaml
 from fabgen import templating
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.hostlist import compress
-from fabgen.topology.groups import FabricGroups, fabric_groups
+from fabgen.topology.groups import FabricGroups
 
 __all__ = ["OUT_DIR", "TARGET", "Fit", "SlurmTarget", "block_sizes", "fit_sentence", "fits",
            "level_lines", "slurm_data", "topology_yaml"]
@@ -183,7 +183,7 @@ class SlurmTarget:
         return bool(ctx.fabric.hosts)
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        groups = fabric_groups(ctx.fabric)
+        groups = ctx.index.groups
         gpus = ctx.intent.cluster.node.gpus
         return {
             f"{OUT_DIR}/topology.conf": templating.render("slurm/topology.conf.j2",

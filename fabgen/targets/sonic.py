@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import dataclass
-from ipaddress import IPv4Interface
+from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from fabgen import catalog, templating, underlay
@@ -24,9 +24,10 @@ from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
 from fabgen.targets import sonic_buffers
-from fabgen.targets.base import Artifacts, RenderContext, TextStream
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.eos import UnsupportedPlan
-from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch
+from fabgen.topology.index import FabricPort
+from fabgen.topology.model import Role, Switch
 
 __all__ = [
     "MAP_NAME",
@@ -102,20 +103,19 @@ class SonicTarget:
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == "sonic" for s in ctx.fabric.switches)
 
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return dict(self.render_iter(ctx))
+    def units(self, ctx: RenderContext) -> Sequence[str]:
+        return [s.name for s in ctx.fabric.switches if s.platform == "sonic"]
 
-    def render_iter(self, ctx: RenderContext) -> TextStream:
-        """One switch's files at a time (fabgen.render streams them to disk)."""
-        index = _links_by_switch(ctx.fabric)
-        hosts = {h.name: h for h in ctx.fabric.hosts}  # once: per switch it was O(switches*hosts)
-        for switch in ctx.fabric.switches:
-            if switch.platform != "sonic":
-                continue
-            ports = _ports(ctx.fabric, switch, index.get(switch.name, ()), hosts)
-            yield (f"sonic/{switch.name}/config_db.json",
-                   config_db_text(_device_config(ctx, switch, ports)))
-            yield f"sonic/{switch.name}/frr.conf", frr_text(_frr_data(ctx, switch, ports))
+    def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
+        switch = ctx.index.switches[unit]
+        ports = ctx.index.ports(switch)
+        return {
+            f"sonic/{unit}/config_db.json": config_db_text(_device_config(ctx, switch, ports)),
+            f"sonic/{unit}/frr.conf": frr_text(_frr_data(ctx, switch, ports)),
+        }
+
+    def render(self, ctx: RenderContext) -> Artifacts:
+        return by_unit(self, ctx)
 
 
 TARGET = SonicTarget()
@@ -123,64 +123,22 @@ TARGET = SonicTarget()
 
 # --- facts per port -------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class _Port:
-    """One cabled port of the switch being rendered, with what is at the other end."""
-
-    number: int  # logical port 1..radix
-    name: str  # Ethernet<N>
-    link: Link
-    address: IPv4Interface | None  # this end's /31
-    peer: str
-    peer_port: str
-    peer_address: IPv4Interface | None
-    peer_asn: int | None  # None for a host (hosts do not speak BGP)
+def _peer_port(p: FabricPort) -> str:
+    """The peer's port as SONiC descriptions and FRR name it: a switch's interface, or a
+    host port's RDMA device (as the cabling plan names it)."""
+    return host_port_name(p.peer_host_port) if p.peer_host_port is not None else p.peer_port
 
 
-def _links_by_switch(fabric: Fabric) -> dict[str, list[Link]]:
-    index: dict[str, list[Link]] = {}
-    for link in fabric.links:
-        index.setdefault(link.a_device, []).append(link)
-        index.setdefault(link.z_device, []).append(link)
-    return index
-
-
-def _ports(fabric: Fabric, switch: Switch, links: list[Link] | tuple[Link, ...],
-           hosts: dict[str, Host] | None = None) -> list[_Port]:
-    switches = fabric.by_name or {s.name: s for s in fabric.switches}
-    if hosts is None:
-        hosts = {h.name: h for h in fabric.hosts}
-    ports: list[_Port] = []
-    for link in links:
-        if link.a_device == switch.name:
-            number, address = link.a_port, link.a_address
-            peer, peer_number, peer_address = link.z_device, link.z_port, link.z_address
-        else:
-            number, address = link.z_port, link.z_address
-            peer, peer_number, peer_address = link.a_device, link.a_port, link.a_address
-        peer_switch = switches.get(peer)
-        if peer_switch is not None:
-            peer_port = switch_port_name(peer_switch, peer_number)
-            peer_asn = peer_switch.asn
-        else:
-            peer_port = host_port_name(_host_port(hosts[peer], peer_number))
-            peer_asn = None
-        ports.append(_Port(number, switch_port_name(switch, number), link, address, peer,
-                           peer_port, peer_address, peer_asn))
-    # Logical port order is the natural order of Ethernet<N> (N grows with the port).
-    return sorted(ports, key=lambda p: p.number)
-
-
-def _host_port(host: Host, dev: int) -> HostPort:
-    return next(hp for hp in host.ports if hp.dev == dev)
+def _peer_asn(p: FabricPort) -> int | None:
+    """The peer switch's ASN; None for a host (hosts do not speak BGP)."""
+    return p.peer_switch.asn if p.peer_switch is not None else None
 
 
 # --- config_db ------------------------------------------------------------------------------
 
 def device_config(ctx: RenderContext, switch: Switch) -> FullConfigDb:
     """The config_db.json of one SONiC switch as a dict of tables (every value a str)."""
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    return _device_config(ctx, switch, _ports(ctx.fabric, switch, links))
+    return _device_config(ctx, switch, ctx.index.ports(switch))
 
 
 def config_db_text(config: FullConfigDb) -> str:
@@ -202,7 +160,8 @@ def _plan(ctx: RenderContext) -> QosPlan:
     return plan
 
 
-def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> FullConfigDb:
+def _device_config(ctx: RenderContext, switch: Switch,
+                   ports: tuple[FabricPort, ...]) -> FullConfigDb:
     plan = _plan(ctx)
     underlay_plan = underlay.plan(ctx.intent)
     if switch.asn is None or switch.loopback is None:
@@ -210,8 +169,10 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Fu
     port_table = _port_table(switch, ports, plan)
     # QoS, buffers and the watchdog go on every port, spare ones too: a cable plugged in later
     # must come up lossless, not with SONiC's defaults.
-    names = list(port_table)
-    buffers = _switch_buffers(switch, ports, port_table, plan)
+    names = tuple(port_table)
+    shapes = ctx.derived(_Shapes)
+    buffers = shapes.buffers(ctx, switch, port_table)
+    pfc_to_pg = buffers.model is not None and buffers.model.vendor in PFC_TO_PG_VENDORS
     config: ConfigDb = {
         "DEVICE_METADATA": {"localhost": _metadata(switch, plan, buffers.mode)},
         "PORT": port_table,
@@ -221,17 +182,15 @@ def _device_config(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> Fu
         "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
                                for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
     }
-    config.update(_qos_tables(plan, names))
-    if buffers.model is not None and buffers.model.vendor in PFC_TO_PG_VENDORS:
+    config.update(shapes.qos_tables(names, pfc_to_pg))
+    if pfc_to_pg:
         # Which PG a PFC frame's priority pauses, written out instead of left to the SAI
         # default; only lossless priorities generate PFC (qos_config.j2 maps "3"/"4" alike).
         config["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] = {MAP_NAME: {
             str(p): str(plan.priority_to_pg[p]) for p in sorted(set(plan.pfc_priorities))}}
-        for name in names:
-            config["PORT_QOS_MAP"][name]["pfc_to_pg_map"] = MAP_NAME
     config.update(buffers.tables)
     if plan.watchdog.enabled:
-        config["PFC_WD"] = _pfc_wd(plan, names)
+        config["PFC_WD"] = shapes.pfc_wd(names)
     full: FullConfigDb = {table: rows for table, rows in config.items() if rows}
     full["SWITCH_HASH"] = switch_hash(underlay_plan)
     return full
@@ -243,6 +202,47 @@ def switch_hash(underlay_plan: underlay.UnderlayPlan) -> ListTable:
     LAG hashing is left alone, the fabric has no port channels."""
     fields = [HASH_FIELD[f] for f in underlay_plan.load_balancing.hash_fields]
     return {"GLOBAL": {"ecmp_hash": fields}}
+
+
+class _Shapes:
+    """What the SONiC switches of one render share, built once per distinct shape and reused
+    (ctx.derived keeps one per render): the QoS, watchdog and buffer tables of a port list,
+    which are the same on every switch with that port layout and port classes. At 131k GPUs
+    these were rebuilt per switch, and the buffer calculation per port, 650,000 times for a
+    handful of distinct answers.
+
+    The tables are shared between the switches' configs, so nothing may change them after
+    they are returned; configs are only serialised.
+    """
+
+    def __init__(self, ctx: RenderContext) -> None:
+        self.plan = _plan(ctx)
+        self._qos: dict[tuple[tuple[str, ...], bool], ConfigDb] = {}
+        self._pfc_wd: dict[tuple[str, ...], Table] = {}
+        self._buffers: dict[tuple[object, ...], sonic_buffers.SwitchBuffers] = {}
+
+    def qos_tables(self, names: tuple[str, ...], pfc_to_pg: bool) -> ConfigDb:
+        key = (names, pfc_to_pg)
+        if key not in self._qos:
+            self._qos[key] = _qos_tables(self.plan, names, pfc_to_pg)
+        return self._qos[key]
+
+    def pfc_wd(self, names: tuple[str, ...]) -> Table:
+        if names not in self._pfc_wd:
+            self._pfc_wd[names] = _pfc_wd(self.plan, names)
+        return self._pfc_wd[names]
+
+    def buffers(self, ctx: RenderContext, switch: Switch,
+                port_table: Table) -> sonic_buffers.SwitchBuffers:
+        # Everything the tables depend on, cheaper to compare than the PortCables built from it.
+        key = (switch.model, switch.breakout, tuple(port_table),
+               tuple(entry["admin_status"] for entry in port_table.values()),
+               tuple(entry["speed"] for entry in port_table.values()),
+               ctx.index.port_classes(switch))
+        if key not in self._buffers:
+            cables = _cables(ctx, switch, port_table, self.plan)
+            self._buffers[key] = _switch_buffers(switch, cables, self.plan)
+        return self._buffers[key]
 
 
 def _mac(name: str) -> str:
@@ -292,25 +292,36 @@ def _generic_hwsku(switch: Switch) -> str:
 
 def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
     """(front-panel index, lanes "a,b,...", alias) of a logical port."""
-    lanes = native_lanes(switch.model)
-    native, sub = divmod(number - 1, switch.breakout)
-    width = lanes // switch.breakout
-    first = native * lanes + sub * width
-    lane_list = ",".join(str(lane) for lane in range(first, first + width))
-    known = catalog.switches().get(switch.model)
-    if known is not None and known.vendor == "NVIDIA":
-        # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, etp<n>b...
-        suffix = "" if switch.breakout == 1 else "abcdefgh"[sub]
-        alias = f"etp{native + 1}{suffix}"
-    else:
-        # Arista (and the generic models) alias ports by their EOS name, Ethernet<cage>/<lane>.
-        alias = port_name("eos", number, switch.breakout, lanes=lanes)
-    return native + 1, lane_list, alias
+    return _port_layout(switch.model, switch.breakout, switch.radix)[number - 1]
 
 
-def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
-    index, lanes, alias = _lanes(switch, port.number)
-    description = _UNSAFE_DESCRIPTION.sub("_", f"{port.peer}:{port.peer_port}")
+@cache
+def _port_layout(model: str, breakout: int, radix: int) -> tuple[tuple[int, str, str], ...]:
+    """_lanes of ports 1..radix of a model and split: the same on every such switch, so
+    computed once (the catalog does not change while fabgen runs)."""
+    lanes = native_lanes(model)
+    width = lanes // breakout
+    known = catalog.switches().get(model)
+    out = []
+    for number in range(1, radix + 1):
+        native, sub = divmod(number - 1, breakout)
+        first = native * lanes + sub * width
+        lane_list = ",".join(str(lane) for lane in range(first, first + width))
+        if known is not None and known.vendor == "NVIDIA":
+            # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, ...
+            suffix = "" if breakout == 1 else "abcdefgh"[sub]
+            alias = f"etp{native + 1}{suffix}"
+        else:
+            # Arista (and the generic models) alias ports by their EOS name,
+            # Ethernet<cage>/<lane>.
+            alias = port_name("eos", number, breakout, lanes=lanes)
+        out.append((native + 1, lane_list, alias))
+    return tuple(out)
+
+
+def _port_entry(switch: Switch, port: FabricPort, plan: QosPlan) -> dict[str, str]:
+    index, lanes, alias = _lanes(switch, port.port)
+    description = _UNSAFE_DESCRIPTION.sub("_", f"{port.peer}:{_peer_port(port)}")
     return {
         "admin_status": "up",
         "alias": alias,
@@ -323,7 +334,7 @@ def _port_entry(switch: Switch, port: _Port, plan: QosPlan) -> dict[str, str]:
     }
 
 
-def _port_table(switch: Switch, ports: list[_Port], plan: QosPlan) -> Table:
+def _port_table(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan) -> Table:
     """Every front-panel port, cabled or not: `config reload` takes PORT as the whole port
     list, so a port missing here would vanish from the switch. Spare ports stay admin down,
     ready for the cable a growing unit adds."""
@@ -339,7 +350,7 @@ def _port_table(switch: Switch, ports: list[_Port], plan: QosPlan) -> Table:
     return table
 
 
-def _interfaces(ports: list[_Port]) -> Table:
+def _interfaces(ports: tuple[FabricPort, ...]) -> Table:
     table: Table = {}
     for p in ports:
         if p.address is None:
@@ -351,17 +362,19 @@ def _interfaces(ports: list[_Port]) -> Table:
     return table
 
 
-def _bgp_neighbors(ports: list[_Port], underlay_plan: underlay.UnderlayPlan) -> Table:
+def _bgp_neighbors(ports: tuple[FabricPort, ...],
+                   underlay_plan: underlay.UnderlayPlan) -> Table:
     table: Table = {}
     for p in ports:
-        if p.peer_asn is None or p.address is None or p.peer_address is None:
+        asn = _peer_asn(p)
+        if asn is None or p.address is None or p.peer_address is None:
             continue
-        table[str(p.peer_address.ip)] = {
+        table[p.peer_address.ip] = {
             "admin_status": "up",
-            "asn": str(p.peer_asn),
+            "asn": str(asn),
             "holdtime": str(underlay_plan.hold_s),
             "keepalive": str(underlay_plan.keepalive_s),
-            "local_addr": str(p.address.ip),
+            "local_addr": p.address.ip,
             "name": p.peer,
         }
     return table
@@ -386,7 +399,7 @@ def _scheduler_name(cls: TrafficClass) -> str:
     return f"scheduler.{cls.name}"
 
 
-def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
+def _qos_tables(plan: QosPlan, names: tuple[str, ...], pfc_to_pg: bool) -> ConfigDb:
     by_priority = _by_priority(plan)
     # A TC no class owns keeps its own queue, the identity SONiC uses by default; the switch
     # trusts DSCP only and every DSCP maps to a class, so no traffic reaches those TCs.
@@ -401,6 +414,8 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
     }
     if plan.watchdog.enabled:
         qos_map["pfcwd_sw_enable"] = pfc
+    if pfc_to_pg:
+        qos_map["pfc_to_pg_map"] = MAP_NAME
     tables: ConfigDb = {
         "DSCP_TO_TC_MAP": {MAP_NAME: {str(dscp): str(prio)
                                       for dscp, prio in enumerate(plan.dscp_to_priority)}},
@@ -409,7 +424,7 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
                                                 for tc, pg in enumerate(plan.priority_to_pg)}},
         # PFC frames name priorities; the queue they pause is the one that priority's TC uses.
         "MAP_PFC_PRIORITY_TO_QUEUE": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
-        "PORT_QOS_MAP": {name: dict(qos_map) for name in names},
+        "PORT_QOS_MAP": {name: qos_map for name in names},
         "SCHEDULER": {},
         "QUEUE": {},
     }
@@ -430,56 +445,49 @@ def _qos_tables(plan: QosPlan, names: list[str]) -> ConfigDb:
             **{f"{colour}_drop_probability": str(e.probability)
                for colour in ("green", "yellow", "red")},
         }}
+    queue_entries = []
+    for queue, cls in sorted(owners.items()):
+        entry = {"scheduler": _scheduler_name(cls)}
+        if cls.ecn and plan.ecn is not None:
+            entry["wred_profile"] = WRED_NAME
+        queue_entries.append((queue, entry))
     for name in names:
-        for queue, cls in sorted(owners.items()):
-            entry = {"scheduler": _scheduler_name(cls)}
-            if cls.ecn and plan.ecn is not None:
-                entry["wred_profile"] = WRED_NAME
+        for queue, entry in queue_entries:
             tables["QUEUE"][f"{name}|{queue}"] = entry
     return tables
-
-
-def _port_kinds(switch: Switch, ports: list[_Port], names: list[str]) -> dict[str, str]:
-    """Link class per port: node-leaf, leaf-spine or spine-core.
-
-    A spare port takes the class its number has in the port plan (a leaf's first down_ports
-    ports face hosts; a spine's up ports face the core), so headroom is right when it is
-    cabled later.
-    """
-    cabled = {p.name: p.link.kind for p in ports}
-    above = {"leaf": "leaf-spine", "spine": "spine-core", "core": "spine-core"}
-    below = {"leaf": "node-leaf", "spine": "leaf-spine", "core": "spine-core"}
-    # The top tier has no up ports: its spare ports face the tier below.
-    top = switch.up_ports == 0
-    return {name: cabled.get(name) or (below[switch.role] if top or number <= switch.down_ports
-                                       else above[switch.role])
-            for number, name in enumerate(names, start=1)}
 
 
 def switch_buffers(ctx: RenderContext, switch: Switch) -> sonic_buffers.SwitchBuffers:
     """The buffer tables of one SONiC switch and, per port, its headroom and where it is from."""
     plan = _plan(ctx)
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    ports = _ports(ctx.fabric, switch, links)
-    return _switch_buffers(switch, ports, _port_table(switch, ports, plan), plan)
+    ports = ctx.index.ports(switch)
+    return ctx.derived(_Shapes).buffers(ctx, switch, _port_table(switch, ports, plan))
 
 
-def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
-                    plan: QosPlan) -> sonic_buffers.SwitchBuffers:
-    names = list(port_table)
-    kinds = _port_kinds(switch, ports, names)
+def _cables(ctx: RenderContext, switch: Switch, port_table: Table,
+            plan: QosPlan) -> tuple[sonic_buffers.PortCable, ...]:
+    """Every port of PORT as the buffer manager sees it, in PORT's order."""
+    # Per port its class (host-facing, leaf-spine, spine-core), spare ports by the port plan,
+    # so headroom is right when a spare port is cabled later.
+    classes = ctx.index.port_classes(switch)
+    kinds = dict(zip(ctx.index.port_names(switch), classes, strict=True))
     lanes = native_lanes(switch.model) // switch.breakout
-    cables = [sonic_buffers.PortCable(
-        name=name, admin_up=port_table[name]["admin_status"] == "up",
-        speed_gbps=int(port_table[name]["speed"]) // 1000, lanes=lanes,
-        cable_m=plan.cable_m(kinds[name]), kind=kinds[name]) for name in names]
+    return tuple(sonic_buffers.PortCable(
+        name=name, admin_up=entry["admin_status"] == "up",
+        speed_gbps=int(entry["speed"]) // 1000, lanes=lanes,
+        cable_m=plan.cable_m(kinds[name]), kind=kinds[name])
+        for name, entry in port_table.items())
+
+
+def _switch_buffers(switch: Switch, cables: tuple[sonic_buffers.PortCable, ...],
+                    plan: QosPlan) -> sonic_buffers.SwitchBuffers:
     lossless_pgs = sorted(set(plan.pfc_priorities))
     lossless_queues = sorted({_by_priority(plan)[p].queue for p in plan.pfc_priorities})
     requested = plan.buffer_model if plan.buffer_model in ("traditional", "dynamic") else "auto"
     try:
         return sonic_buffers.switch_buffers(
             switch.model, switch.breakout, requested,  # type: ignore[arg-type]
-            cables, lossless_pgs=lossless_pgs,
+            list(cables), lossless_pgs=lossless_pgs,
             lossy_pgs=sorted(set(plan.priority_to_pg) - set(lossless_pgs)),
             lossless_queues=lossless_queues,
             lossy_queues=[q for q in _QUEUES if q not in lossless_queues],
@@ -489,7 +497,7 @@ def _switch_buffers(switch: Switch, ports: list[_Port], port_table: Table,
         raise UnsupportedPlan(f"sonic: {switch.name}: {exc}") from None
 
 
-def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
+def _pfc_wd(plan: QosPlan, names: tuple[str, ...]) -> Table:
     wd = plan.watchdog
     table: Table = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
     for name in names:
@@ -505,40 +513,40 @@ def _pfc_wd(plan: QosPlan, names: list[str]) -> Table:
 
 def frr_data(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     """What frr.conf.j2 prints for one switch: every value computed here, none in the template."""
-    links = [lk for lk in ctx.fabric.links if switch.name in (lk.a_device, lk.z_device)]
-    return _frr_data(ctx, switch, _ports(ctx.fabric, switch, links))
+    return _frr_data(ctx, switch, ctx.index.ports(switch))
 
 
 def frr_text(data: dict[str, Any]) -> str:
     return templating.render("sonic/frr.conf.j2", **data)
 
 
-def _ecmp_width(switch: Switch, ports: list[_Port]) -> int:
+def _ecmp_width(switch: Switch, ports: tuple[FabricPort, ...]) -> int:
     """Uplinks (every one a path upwards), or the most parallel links to one lower switch
     (the paths to a prefix behind it), whichever is wider: underlay.ecmp_widths per switch."""
     uplinks = sum(1 for p in ports
                   if p.link.a_device == switch.name and p.link.kind != "node-leaf")
     parallel = Counter(p.peer for p in ports
-                       if p.peer_asn is not None and p.link.z_device == switch.name)
+                       if _peer_asn(p) is not None and p.link.z_device == switch.name)
     return max(uplinks, max(parallel.values(), default=0))
 
 
-def _frr_data(ctx: RenderContext, switch: Switch, ports: list[_Port]) -> dict[str, Any]:
+def _frr_data(ctx: RenderContext, switch: Switch,
+              ports: tuple[FabricPort, ...]) -> dict[str, Any]:
     _plan(ctx)
     underlay_plan = underlay.plan(ctx.intent)
     if switch.asn is None or switch.loopback is None:
         raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
     neighbors = [
-        {"address": str(p.peer_address.ip), "asn": p.peer_asn, "name": p.peer,
-         "port": p.peer_port}
+        {"address": p.peer_address.ip, "asn": _peer_asn(p), "name": p.peer,
+         "port": _peer_port(p)}
         for p in ports
-        if p.peer_asn is not None and p.peer_address is not None
+        if _peer_asn(p) is not None and p.peer_address is not None
     ]
     # Advertise the loopback and the host-facing /31s (a leaf's NICs are reached through them);
     # switch-to-switch /31s stay out of the RIB of the rest of the fabric.
     networks = [f"{switch.loopback}/32"]
-    networks += [str(p.address.network) for p in ports
-                 if p.peer_asn is None and p.address is not None]
+    networks += [p.address.network for p in ports
+                 if _peer_asn(p) is None and p.address is not None]
     return {
         "hostname": switch.name,
         "fabric": ctx.fabric.name,

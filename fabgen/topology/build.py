@@ -10,13 +10,22 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 
 from fabgen.catalog import nodes
 from fabgen.intent.models import Intent
 from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
-from fabgen.topology.model import Fabric, Host, HostPort, Link, Role, Switch, TierFacts
+from fabgen.topology.model import (
+    Fabric,
+    Host,
+    HostPort,
+    Link,
+    LinkAddress,
+    Role,
+    Switch,
+    TierFacts,
+)
 
 
 def _width(count: int) -> int:
@@ -62,12 +71,12 @@ class _Pool:
         self.size = network.num_addresses
         self.next = 0
 
-    def p31(self) -> tuple[IPv4Interface, IPv4Interface]:
+    def p31(self) -> tuple[LinkAddress, LinkAddress]:
         if self.next + 2 > self.size:
             raise ValueError("address pool exhausted")
         lo = self.base + self.next
         self.next += 2
-        return IPv4Interface((lo, 31)), IPv4Interface((lo + 1, 31))
+        return LinkAddress(lo), LinkAddress(lo + 1)
 
     def host(self) -> IPv4Address:
         self.next += 1
@@ -180,8 +189,8 @@ def _build(intent: Intent, role: str) -> Fabric:
     host_pool = _Pool(intent.addressing.hosts)
     p2p_pool = _Pool(intent.addressing.p2p)
     hosts: list[Host] = []
-    host_links: list[tuple[str, int, str, int, int, IPv4Interface | None,
-                           IPv4Interface | None]] = []
+    host_links: list[tuple[str, int, str, int, int, LinkAddress | None,
+                           LinkAddress | None]] = []
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     dev_count = node.nics * node.nic_ports
     gpus_per_numa = max(1, node.gpus // node.numa_nodes)
@@ -232,9 +241,11 @@ def _build(intent: Intent, role: str) -> Fabric:
     width = max(6, len(str(total)))
     media = _media(intent, shape)
 
+    cable_id = f"c{{:0{width}d}}".format  # c000001, ...
+
     def cable(kind: str, a: str, ap: int, z: str, zp: int, plane: int,
-              a_addr: IPv4Interface | None = None, z_addr: IPv4Interface | None = None) -> None:
-        links.append(Link(id=f"c{len(links) + 1:0{width}d}", kind=kind,  # type: ignore[arg-type]
+              a_addr: LinkAddress | None = None, z_addr: LinkAddress | None = None) -> None:
+        links.append(Link(id=cable_id(len(links) + 1), kind=kind,  # type: ignore[arg-type]
                           a_device=a, a_port=ap, z_device=z, z_port=zp,
                           speed_gbps=shape.speed_gbps, plane=plane, media=media[kind],
                           a_address=a_addr, z_address=z_addr))

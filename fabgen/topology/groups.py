@@ -144,19 +144,10 @@ class _Union:
             self.parent[rb] = ra
 
 
-# The last fabric asked about and its groups: the Slurm, Kubernetes, rails and report targets
-# of one render all ask, and at 16k nodes each answer costs a quarter second. Keyed by identity
-# with a strong reference, so an answer never outlives (or mistakes) its fabric.
-_last: list[tuple[Fabric, FabricGroups]] = []
-
-
 def fabric_groups(fabric: Fabric) -> FabricGroups:
-    """The leaf groups, spine sets and core sets of the compute fabric, from its cabling."""
-    if _last and _last[0][0] is fabric:
-        return _last[0][1]
-    groups = _fabric_groups(fabric)
-    _last[:] = [(fabric, groups)]
-    return groups
+    """The leaf groups, spine sets and core sets of the compute fabric, from its cabling.
+    A render computes them once, as FabricIndex.groups, for every target that asks."""
+    return _fabric_groups(fabric)
 
 
 def _fabric_groups(fabric: Fabric) -> FabricGroups:

@@ -23,6 +23,9 @@ class SizingError(ValueError):
         self.loc = loc
         self.hint = hint
 
+    def __reduce__(self) -> tuple[type[SizingError], tuple[str, tuple[str | int, ...], str | None]]:
+        return (type(self), (str(self), self.loc, self.hint))  # pickles whole (--jobs)
+
 
 @dataclass(frozen=True, slots=True)
 class SwitchKind:

@@ -278,13 +278,14 @@ def verify_intent(intent: Path, directory: Path, devices: str | None = None,
     from fabgen import qos
     from fabgen.intent.loader import load
     from fabgen.topology.build import build
+    from fabgen.topology.index import FabricIndex
 
     loaded = load(intent)
     if loaded.intent.fabric.transport != "roce":
         raise ValueError(f"{intent}: an InfiniBand fabric; use `fabgen verify-cabling` with "
                          "ibnetdiscover output instead")
     plan = qos.plan(loaded.intent)
-    switches = expected_switches(build(loaded.intent), plan)
+    switches = expected_switches(FabricIndex(build(loaded.intent)), plan)
     if devices is not None and not any(fnmatch.fnmatchcase(s.name, devices) for s in switches):
         raise ValueError(f"--devices {devices!r} matches no switch of {loaded.intent.name}")
     return verify_dir(switches, directory, plan, loaded.intent.monitoring, devices, checks)

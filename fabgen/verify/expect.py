@@ -7,12 +7,13 @@ the alerting rules, so the three check the same plan.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from fabgen.qos import QosPlan
 from fabgen.targets import sonic
-from fabgen.targets.eos import FabricView
-from fabgen.topology.model import Fabric, Switch
+from fabgen.topology.index import FabricIndex
+from fabgen.topology.model import Switch
 
 __all__ = ["ExpectedPort", "ExpectedSession", "ExpectedSwitch", "expected_switches",
            "lldp_port_ids"]
@@ -65,33 +66,30 @@ def lldp_port_ids(switch: Switch, port: int, name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def expected_switches(fabric: Fabric, plan: QosPlan) -> tuple[ExpectedSwitch, ...]:
-    """Every RoCE switch of the fabric with its expected ports and sessions, in fabric order."""
-    view = FabricView(fabric)
-    speeds: dict[tuple[str, int], int] = {}
-    far_port: dict[tuple[str, int], int] = {}  # (device, port) -> port number at the far end
-    for link in fabric.links:
-        speeds[link.a_device, link.a_port] = link.speed_gbps
-        speeds[link.z_device, link.z_port] = link.speed_gbps
-        far_port[link.a_device, link.a_port] = link.z_port
-        far_port[link.z_device, link.z_port] = link.a_port
+def expected_switches(index: FabricIndex, plan: QosPlan,
+                      platforms: Collection[str] = ("sonic", "nvue", "eos"),
+                      ) -> tuple[ExpectedSwitch, ...]:
+    """Every RoCE switch of the fabric (or of the platforms named) with its expected ports and
+    sessions, in fabric order."""
     out = []
-    for switch in fabric.switches:
-        if switch.platform not in ("sonic", "nvue", "eos"):
+    for switch in index.fabric.switches:
+        if switch.platform not in platforms:
             continue
         ports = []
         sessions = []
-        for p in view.ports(switch):
+        for p in index.ports(switch):
             peer = p.peer_switch
+            link = p.link
             if peer is not None:
-                ids = lldp_port_ids(peer, far_port[switch.name, p.port], p.peer_port)
+                far = link.z_port if link.a_device == switch.name else link.a_port
+                ids = lldp_port_ids(peer, far, p.peer_port)
             else:
                 ids = (p.peer_port,)
             ports.append(ExpectedPort(
-                name=p.name, speed_gbps=speeds[switch.name, p.port], peer=p.peer,
+                name=p.name, speed_gbps=link.speed_gbps, peer=p.peer,
                 peer_port=p.peer_port, peer_port_ids=ids, peer_is_switch=peer is not None))
             if peer is not None and peer.asn is not None:
-                sessions.append(ExpectedSession(str(p.peer_address.ip), peer.asn, p.peer, p.name))
+                sessions.append(ExpectedSession(p.peer_ip, peer.asn, p.peer, p.name))
         out.append(ExpectedSwitch(switch.name, switch.platform, switch.role, plan.mtu,
                                   tuple(ports), tuple(sessions)))
     return tuple(out)
