@@ -52,7 +52,7 @@ def test_the_table_is_read_and_the_graph_is_real() -> None:
     assert len(known) > 50
     edges = {(i.importer, i.imported, i.kind) for i in imports(known)}
     assert ("fabgen.topology.build", "fabgen.intent.names", "module") in edges
-    assert ("fabgen.cli", "fabgen.render", "module") in edges
+    assert ("fabgen.cli.intent_commands", "fabgen.render", "module") in edges
     assert ("fabgen.targets.report", "fabgen.whatif", "deferred") in edges
     assert ("fabgen.intent", "fabgen.intent.loader", "typing") in edges
     assert _layer_name("fabgen.intent.models") == "intent and catalog"
