@@ -164,6 +164,35 @@ def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
     assert files["infiniband/topology.ibnet"] == render_topology(fabric, real, real_guids=True)
 
 
+def test_real_guids_are_read_once_per_render(inventory: tuple[Intent, Fabric], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OpenSM, topology, ibdm and bring-up targets share the render's one parse of
+    guids_file (RenderContext.derived), and every one of them prints the real GUIDs."""
+    from fabgen.targets import ibdm
+
+    intent, fabric = inventory
+    real = shifted_plan(fabric)
+    (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
+    parsed: list[int] = []
+    parse = opensm.guids_from_ibnetdiscover
+
+    def counting(text: str, of: Fabric) -> GuidPlan:
+        parsed.append(1)
+        return parse(text, of)
+
+    monkeypatch.setattr(opensm, "guids_from_ibnetdiscover", counting)
+    ctx = RenderContext(intent=with_ib(intent, guids_file="fabric.ibnd"), fabric=fabric,
+                        base_dir=tmp_path)
+    files = {**opensm.TARGET.render(ctx), **opensm.TOPOLOGY_TARGET.render(ctx),
+             **ibdm.TARGET.render(ctx)}
+    bringup = sm_bringup.bringup_markdown(ctx)
+    assert parsed == [1]
+    spine = f"{real.switch_guids['spine-01']:016x}"
+    assert spine in files["infiniband/node-name-map"]
+    assert spine in files["bringup/infiniband/node-name-map"]
+    assert f"{real.port_guids[('ufm01', 0)]:016x}" in bringup
+
+
 def test_target_applies_to_infiniband_only(inventory: tuple[Intent, Fabric]) -> None:
     intent, fabric = inventory
     roce = load(ROOT / "inventories" / "roce-256-sonic.yaml").intent

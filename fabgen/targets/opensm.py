@@ -66,6 +66,7 @@ __all__ = [
     "out_dir",
     "partitions",
     "plane_files",
+    "real_guids",
     "render_opensm",
     "render_topologies",
     "sm_ports",
@@ -122,6 +123,16 @@ def guid_plan_for(fabric: Fabric, settings: OpenSMSettings, *,
         return guids_from_ibnetdiscover("\n".join(texts), fabric)
     except ValueError as exc:
         raise FabgenError.single(str(exc), loc=("infiniband", "guids_file")) from None
+
+
+def real_guids(ctx: RenderContext) -> GuidPlan | None:
+    """The render's real GUIDs (guid_plan_for): the OpenSM, topology, ibdm and bring-up
+    targets all need them, and the files are read and parsed once per render."""
+    return ctx.derived(_read_real_guids)
+
+
+def _read_real_guids(ctx: RenderContext) -> GuidPlan | None:
+    return guid_plan_for(ctx.fabric, settings_from_intent(ctx.intent), base=ctx.base_dir)
 
 
 # --------------------------------------------------------------------------- subnet managers
@@ -539,9 +550,7 @@ class OpenSMTarget:
         return ctx.fabric.transport == "infiniband"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        settings = settings_from_intent(ctx.intent)
-        return render_opensm(ctx.fabric, guid_plan_for(ctx.fabric, settings, base=ctx.base_dir),
-                             settings)
+        return render_opensm(ctx.fabric, real_guids(ctx), settings_from_intent(ctx.intent))
 
 
 class IbTopologyTarget:
@@ -552,9 +561,7 @@ class IbTopologyTarget:
         return ctx.fabric.transport == "infiniband"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        settings = settings_from_intent(ctx.intent)
-        return render_topologies(ctx.fabric,
-                                 guid_plan_for(ctx.fabric, settings, base=ctx.base_dir))
+        return render_topologies(ctx.fabric, real_guids(ctx))
 
 
 TARGET = OpenSMTarget()

@@ -14,9 +14,9 @@ from fabgen import templating
 from fabgen.targets.base import RenderContext
 from fabgen.targets.opensm import (
     deploy_dir,
-    guid_plan_for,
     log_file,
     out_dir,
+    real_guids,
     sm_ports,
 )
 from fabgen.targets.opensm_plan import (
@@ -60,7 +60,7 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
     """Everything the bring-up section prints."""
     fabric, intent = ctx.fabric, ctx.intent
     settings = settings_from_intent(intent)
-    guids = guid_plan_for(fabric, settings, base=ctx.base_dir)
+    guids = real_guids(ctx)
     multi = fabric.planes > 1
     planes: list[dict[str, Any]] = []
     firsts: list[str] = []
