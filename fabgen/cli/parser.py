@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from fabgen import __version__, resources
 from fabgen.cli.intent_commands import LOCAL_INTENT
@@ -35,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-color", action="store_true", help="never colour output")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """A subcommand whose description and examples print as written (line breaks kept)."""
+        return sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
+                              **kwargs)
+
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show a traceback on errors")
@@ -43,19 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
         p.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    p = sub.add_parser("validate", help="check intent files", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Validate intents: every error of each file with "
-                                   "file:line:col, then warnings. Each valid intent is also "
-                                   "rendered in memory (nothing is written), so an intent "
-                                   "that validates renders.")
+    p = command("validate", help="check intent files", epilog=EPILOG,
+                description="Validate intents: every error of each file with file:line:col, "
+                            "then warnings. Each valid intent is also rendered in memory "
+                            "(nothing is written), so an intent that validates renders.")
     p.add_argument("intents", nargs="+", metavar="INTENT")
     common(p)
 
-    p = sub.add_parser("render", help="render all artifacts of an intent", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Render every artifact into a directory, atomically. "
-                                   "With --check, compare instead of writing.")
+    p = command("render", help="render all artifacts of an intent", epilog=EPILOG,
+                description="Render every artifact into a directory, atomically. With "
+                            "--check, compare instead of writing.")
     p.add_argument("intent", nargs="?", metavar="INTENT",
                    help=f"intent YAML (default: ./{LOCAL_INTENT} if it exists, else the "
                         f"built-in example {resources.DEFAULT_EXAMPLE})")
@@ -75,14 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "one process); the files are the same for every N")
     common(p)
 
-    p = sub.add_parser("plan", help="print switch/cable counts without writing files",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command("plan", help="print switch/cable counts without writing files", epilog=EPILOG)
     p.add_argument("intent", metavar="INTENT")
     common(p)
 
-    p = sub.add_parser(
+    p = command(
         "diff", help="compare two renders, a git revision, or backed-up running configs",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compare OLD and NEW: each a render directory, git:REV:PATH, or a directory "
                     "of device backups (Oxidized/RANCID). JSON/YAML configs are compared key by "
                     "key, ignoring key order.",
@@ -99,9 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(SONiC tables, EOS sections)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
 
-    p = sub.add_parser(
+    p = command(
         "check-cabling", help="check a cabling sheet against the invariants and the plan",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read a cabling sheet (fabgen's cabling.csv or cabling.json, e.g. after a "
                     "field team edited it) and report asymmetric uplinks, reused ports, rail "
                     "misalignment, and cables missing from or added to the plan of INTENT.",
@@ -112,9 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print findings as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing; exit code only")
 
-    p = sub.add_parser(
+    p = command(
         "whatif", help="what the fabric loses when switches, links or a plane fail",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fail switches, links or planes and compute, from the fabric model, the "
                     "remaining bisection, the worst oversubscription, ECMP imbalance, which "
                     "rails/units/nodes are hit and whether any GPU pair loses every path.",
@@ -137,9 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, help="rows in the table (0 = all)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only violations")
 
-    p = sub.add_parser(
+    p = command(
         "verify-cabling", help="compare an InfiniBand fabric's ibnetdiscover output with the plan",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="List missing, extra and swapped cables (exact ports) and links running "
                     "below the planned width or speed, matching nodes by GUID or description.",
         epilog="example:\n  ibnetdiscover > fabric.txt && fabgen verify-cabling pod-a.yaml "
@@ -152,9 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="speed to expect instead of the plan's (HDR for a simulated fabric)")
     p.add_argument("--json", action="store_true", help="print findings as JSON")
 
-    p = sub.add_parser(
+    p = command(
         "verify", help="compare SONiC/NVUE switches' saved show outputs with the plan",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read DIR/<switch>/ (the files verify/collect-<platform>.sh saves: LLDP, "
                     "interfaces, BGP, PFC and PFC watchdog) and report every port, neighbour "
                     "or session that differs from the plan. EOS switches: run "
@@ -169,9 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "pfc-watchdog (default: all)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    p = sub.add_parser(
+    p = command(
         "push", help="push rendered configs to switches (dry run by default)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Connect to each selected switch, load the rendered config and show the "
                     "device's diff (dry run, the default). With --commit: a canary, then "
                     "batches, each under commit-confirm (EOS session timer, NVUE apply "
@@ -223,9 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     examples = "\n".join(f"  {name:<20} {resources.example_summary(name)}"
                          for name in resources.examples())
-    p = sub.add_parser(
+    p = command(
         "init", help="write a starter intent from one of the examples",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Write an example intent to edit, and the JSON Schema beside it (its "
                     "`# yaml-language-server: $schema=` line points there, so editors complete "
                     "and check keys). Existing files are never replaced without --force.",
