@@ -27,6 +27,7 @@ from fabgen.targets.ibnetdiscover import (
     root_guids,
 )
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric
 from tests.conftest import require_tool
 
@@ -371,7 +372,7 @@ def test_sl_plan_from_traffic_classes() -> None:
 def test_tenant_partitions_and_qos_policy() -> None:
     fabric = h.make_fat_tree(leaves=4, spines=2, hosts_per_leaf=4, links_per_pair=2)
     plan = guid_plan(fabric)  # as discovered: tenant members are port GUIDs
-    files = opensm.render_opensm(fabric, plan,
+    files = opensm.render_opensm(FabricIndex(fabric), plan,
                                  opensm_plan.settings_from_intent(r.fake_intent(**r.TENANTS)))
     parts = r.parse_partitions(files["infiniband/partitions.conf"])
     assert [p for p, _ in parts] == [0x7FFF, 0x0101, 0x0102]
@@ -410,7 +411,7 @@ def test_standby_sms_stay_full_members_of_the_default_partition() -> None:
     fabric = build(intent)
     real = shifted_plan(fabric)
     settings = opensm_plan.settings_from_intent(intent)
-    text = opensm.render_opensm(fabric, real, settings)["infiniband/partitions.conf"]
+    text = opensm.render_opensm(FabricIndex(fabric), real, settings)["infiniband/partitions.conf"]
     default = r.parse_partitions(text)[0][1]
     standby = f"0x{real.port_guids[('ufm02', 0)]:016x}"
     assert default == [("ALL", False), ("ALL_SWITCHES", True), ("SELF", True), (standby, True)]
@@ -441,7 +442,7 @@ def test_sm_hosts_bind_their_ports_with_priorities() -> None:
     intent = small(management={"hosts": [{"name": n, "port_guids": g}
                                          for n, g in guids.items()]}, sm_priority=12)
     fabric = build(intent)
-    sms = opensm.sm_ports(fabric, None, opensm_plan.settings_from_intent(intent))
+    sms = opensm.sm_ports(FabricIndex(fabric), None, opensm_plan.settings_from_intent(intent))
     assert [(s.host, s.priority, s.guid, s.dedicated) for s in sms] == [
         ("ufm01", 12, 0x0002C90300AA0001, True), ("ufm02", 11, 0x0002C90300BB0001, True)]
     cabled = {(x.a_device, x.a_port): (x.z_device, x.z_port) for x in fabric.sm_links}
@@ -464,11 +465,12 @@ def test_compute_host_as_sm_host() -> None:
     options = r.conf_options(files["infiniband/gpu0002/opensm.conf"])
     assert options["sm_priority"] == "15" and "guid" not in options
     real = shifted_plan(fabric)
-    bound = opensm.render_opensm(fabric, real, opensm_plan.settings_from_intent(intent))
+    bound = opensm.render_opensm(FabricIndex(fabric), real,
+                                 opensm_plan.settings_from_intent(intent))
     assert r.conf_options(bound["infiniband/gpu0002/opensm.conf"])["guid"] == \
         f"0x{real.port_guids[('gpu0002', 0)]:016x}"
     with pytest.raises(FabgenError, match="not a host"):
-        opensm.sm_ports(fabric, None, dataclasses.replace(
+        opensm.sm_ports(FabricIndex(fabric), None, dataclasses.replace(
             opensm_plan.settings_from_intent(intent), sm_host="nope"))
 
 
@@ -551,7 +553,7 @@ def test_guids_from_ibnetdiscover_by_description() -> None:
     assert renamed != discovered
     assert guids_from_ibnetdiscover(renamed, fabric) == real
 
-    files = opensm.render_opensm(fabric, real, opensm_plan.OpenSMSettings())
+    files = opensm.render_opensm(FabricIndex(fabric), real, opensm_plan.OpenSMSettings())
     assert r.guid_lines(files["infiniband/cn_guids.txt"]) == compute_node_guids(fabric, real)
 
     partial = render_topology(h.drop_link(fabric, "node003:0"), real)

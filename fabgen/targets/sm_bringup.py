@@ -66,7 +66,7 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
     firsts: list[str] = []
     for plane in range(fabric.planes):
         in_plane = plane if multi else None
-        sms = sm_ports(fabric, guids, settings, in_plane)
+        sms = sm_ports(ctx.index, guids, settings, in_plane)
         engine = routing_engines(settings, fits_ftree=ftree_fits(fabric, in_plane))
         firsts.append(engine.split(",")[0])
         planes.append({
