@@ -54,8 +54,12 @@ def howto_markdown(ctx: RenderContext) -> str:
     if "eos" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
     if "nvue" in platforms:
-        collectors.append(f"`nv config patch nvue/<switch>/telemetry.yaml` on each NVUE switch "
-                          f"and an OpenTelemetry collector with `{OTEL_COLLECTOR}` "
+        # The OTLP export is part of each NVUE switch's startup.yaml (`system telemetry`).
+        where = (f"to `{mon.otlp_destination}`" if mon.otlp_destination else
+                 "with no collector named (monitoring.otlp_destination is not set: add it with "
+                 "`nv set system telemetry export otlp grpc destination <collector>`)")
+        collectors.append(f"each NVUE switch's startup.yaml exports OpenTelemetry {where}; "
+                          f"run an OpenTelemetry collector with `{OTEL_COLLECTOR}` "
                           f"(:{PROMETHEUS_PORTS['nvue']})")
     lines.append("- Telemetry: " + "; ".join(collectors) + ". PFC pause frames per priority, "
                  "ECN marks and drops per queue, buffer watermarks, PFC watchdog events, "
