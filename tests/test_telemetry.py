@@ -63,6 +63,7 @@ EOS_PROFILE_LEAVES = {
     "/interfaces/interface/ethernet/state/port-speed",
     "/network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/"
     "session-state",
+    "/bfd/interfaces/interface/peers/peer/state/session-state",
 }
 
 

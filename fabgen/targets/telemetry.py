@@ -9,7 +9,8 @@
   supported in Arista's EOS 4.36.1F image profile (aristanetworks/yang
   EOS-4.36.1F/arista-nosimageprofile.textproto): PFC frames and buffer maximum per priority, the
   PFC watchdog per transmit queue, ECN marks and drops per queue, oper status, carrier
-  transitions, port speed, BGP session state.
+  transitions, port speed, BGP session state, BFD session state per routed interface
+  (/bfd/interfaces/interface/peers/peer/state/session-state: UP, DOWN, ADMIN_DOWN, INIT).
 - NVUE: the `system telemetry` settings (OpenTelemetry export, Cumulus Linux 5.12 "Open
   Telemetry Export") are part of each switch's `nvue/<switch>/startup.yaml`: the NVUE target
   writes the tree `nvue_telemetry` builds here, so one `nv config replace` + `nv config apply`
@@ -166,7 +167,9 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
     {source, interface_name, tx_queue_index}, eos_queues_{ecn_marked_pkts, dropped_pkts,
     transmit_pkts}{source, interface_name, queue_name}, eos_intf_{oper_status (1 up),
     carrier_transitions, port_speed (Mb/s)}{source, interface_name}, eos_bgp_session_state
-    (1 established){source, neighbor}.
+    (1 established){source, neighbor}, eos_bfd_session_state (1 up){source, interface_name and
+    the peer's local discriminator}: openconfig-bfd keys a peer by its local discriminator, not
+    its address, so the routed interface (one BGP peer per /31) names the session.
     """
     def sample(*paths: str) -> dict[str, Any]:
         return {"paths": list(paths), "mode": "stream", "stream-mode": "sample",
@@ -188,6 +191,8 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
                               "/interfaces/interface/ethernet/state/port-speed"),
             "bgp": on_change("/network-instances/network-instance/protocols/protocol/bgp/"
                              "neighbors/neighbor/state/session-state"),
+            # BFD session per routed interface (openconfig-bfd; in the 4.36.1F profile).
+            "bfd": on_change("/bfd/interfaces/interface/peers/peer/state/session-state"),
         },
         "processors": {
             # States the rules compare as numbers: OpenConfig enumerations to 1/0, port-speed
@@ -200,18 +205,20 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
                     {"replace": {"apply-on": "value",
                                  "old": "^(?:.*:)?(DOWN|TESTING|UNKNOWN|DORMANT|NOT_PRESENT|"
                                         "LOWER_LAYER_DOWN|IDLE|CONNECT|ACTIVE|OPENSENT|"
-                                        "OPENCONFIRM)$",
+                                        "OPENCONFIRM|ADMIN_DOWN|INIT)$",
                                  "new": "0"}},
                     {"replace": {"apply-on": "value", "old": "^(?:.*:)?SPEED_([0-9]+)GB$",
                                  "new": "${1}000"}},
                 ]}},
             # One interface label for every path (the qos tree keys interfaces by
-            # interface-id), one neighbour label, and value names cut to their leaf.
+            # interface-id, the bfd tree by id), one neighbour label, and value names cut to
+            # their leaf.
             "fabgen-eos-names": {"event-strings": {
-                "tag-names": ["^interface_interface-id$", "^neighbor_neighbor-address$"],
+                "tag-names": ["^interface_interface-id$", "^interface_id$",
+                              "^neighbor_neighbor-address$"],
                 "value-names": [".*"],
                 "transforms": [
-                    {"replace": {"apply-on": "name", "old": "^interface_interface-id$",
+                    {"replace": {"apply-on": "name", "old": "^interface_(interface-)?id$",
                                  "new": "interface_name"}},
                     {"replace": {"apply-on": "name", "old": "^neighbor_neighbor-address$",
                                  "new": "neighbor"}},
