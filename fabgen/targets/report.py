@@ -286,6 +286,8 @@ class ReportTarget:
         from fabgen.targets import placement  # the scheduler targets' view of the tiers
 
         context["placement"] = placement.report_section(ctx)
+        # Every warning the render printed (the intent's, as on the terminal), then the plan's.
+        context["warnings"] = [*ctx.warnings, *context["warnings"]]
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
