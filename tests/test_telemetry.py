@@ -1,4 +1,4 @@
-"""The telemetry pack: gnmic configs name every switch and the vendor paths, the NVUE snippet
+"""The telemetry pack: gnmic configs name every switch and the vendor paths, the NVUE startup.yaml
 streams the plan's lossless priority, the InfiniBand exporter reads the node-name-map the OpenSM
 files install, and every metric the alert rules read is one the collectors produce."""
 

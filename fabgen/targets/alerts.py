@@ -6,10 +6,10 @@ One rule group per platform the fabric uses. Every threshold comes from the inte
 speeds); every metric name is one a real exporter produces, cited in `SIGNALS` below:
   SONiC  gnmic + sonic-gnmi COUNTERS_DB/APPL_DB/STATE_DB (telemetry.sonic_gnmic): the SAI
          counter names of sonic-swss (SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...).
-  EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic).
+  EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic), BFD session state included.
   NVUE   Cumulus Linux 5.12 OpenTelemetry export through an OTel collector (metric names from
-         the "Open Telemetry Export" page's tables; `device` is the static label the NVUE
-         snippet sets).
+         the "Open Telemetry Export" page's tables; `device` is the static label each NVUE
+         switch's startup.yaml sets).
   InfiniBand  treydock/infiniband_exporter 0.10 (collectors/switch.go, hca.go): counters are
          labelled by GUID and port; the switch and HCA names of the node-name-map come from
          infiniband_switch_info / infiniband_hca_info and are joined onto every alert.
@@ -104,7 +104,7 @@ SIGNALS: dict[str, Signals] = {
         speed="eos_intf_port_speed{f}", speed_per_gbps=1000),
     "nvue": Signals(
         platform="nvue", device="device", port="interface",
-        # Only the lossless priority's switch-priority counters are enabled (nvue_snippet).
+        # Only the lossless priority's switch-priority counters are enabled (nvue_telemetry).
         pfc_rx="nvswitch_interface_sp_rx_pause{f}",
         pfc_tx="nvswitch_interface_sp_tx_pause{f}",
         watchdog=None,  # Cumulus 5.12 exports no PFC watchdog counter over OTLP
