@@ -288,14 +288,24 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
     specs = {"leaf": t.leaf, "spine": t.spine or t.leaf, "core": t.core or t.spine or t.leaf}
     if t.core is None and t.tiers != 3:
         del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
-    by_model: dict[str, list[str]] = {}
+    # Per model and port split: NVIDIA publishes lookup tables (the traditional model) for
+    # some splits of a switch only (an SN4700 split 2x200G has none).
+    by_model: dict[tuple[str, int], list[str]] = {}
+    speed = sizing.link_speed(intent)
     for role, platform in roles.items():
-        model = specs[role].model
-        if platform == "sonic" and model is not None:
-            by_model.setdefault(model, []).append(role)
-    for model, on in by_model.items():
-        buffers = model_for(model, 1)
+        spec = specs[role]
+        if platform != "sonic" or spec.model is None:
+            continue
+        try:
+            split = sizing.resolve_switch(spec, speed, ("topology", role)).breakout
+        except sizing.SizingError:
+            continue  # the sizing check reports the switch itself
+        by_model.setdefault((spec.model, split), []).append(role)
+    for (model, split), on in by_model.items():
+        buffers = model_for(model, split)
         if buffers is not None and q.buffer_model not in buffers.modes:
-            diags.error(f"{model} ({buffers.family}, {'/'.join(on)}) has no SONiC "
-                        f"{q.buffer_model} buffer model", ("qos", "buffer_model"),
+            how = f" split {split} ways" if split > 1 else ""
+            why = f": {buffers.note}" if buffers.note else ""
+            diags.error(f"{model}{how} ({buffers.family}, {'/'.join(on)}) has no SONiC "
+                        f"{q.buffer_model} buffer model{why}", ("qos", "buffer_model"),
                         f"use {' or '.join(buffers.modes)}, or auto")
