@@ -281,6 +281,15 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
                    "from them, and too short a length drops lossless traffic under incast",
                    ("qos",), "set qos." + " and qos.".join(missing) + " to the longest cable "
                    "of each class")
+    name = q.cable_lengths_file
+    if name is not None:
+        # Read from the intent's directory, as infiniband.guids_file: an intent from a pull
+        # request must not make CI read (and quote in its errors) a file outside the repository.
+        parts = name.replace("\\", "/").split("/")
+        if not name or name.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
+            diags.error(f"{name!r} is not a path inside the intent's directory",
+                        ("qos", "cable_lengths_file"), "put the sheet beside the intent and "
+                        "name it relative to it, without '..'")
     if q.buffer_model == "auto":
         return
     roles = used_platforms(intent)

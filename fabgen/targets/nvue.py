@@ -64,6 +64,7 @@ from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.targets.eos import (
     FabricPort,
     QueueSpec,
@@ -135,7 +136,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     adaptive = under.load_balancing.mode == "adaptive"
     return {"set": {
         "interface": _interface(ctx, switch, ports, plan, adaptive),
-        "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"}),
+        "qos": _qos(plan, ctx.derived(cable_lengths).on_ports(switch.name, ports)),
         "router": _router(switch, adaptive),
         "system": _system(switch, under),
         "vrf": _vrf(switch, ports, under),
@@ -208,7 +209,7 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
     return out
 
 
-def _qos(plan: QosPlan, kinds: set[str]) -> dict[str, Any]:
+def _qos(plan: QosPlan, lengths: dict[str, tuple[int, ...]]) -> dict[str, Any]:
     specs = queue_specs(plan, PLATFORM)
     by_queue = {s.queue: s for s in specs}
     queue_of = {c.priority: c.queue for c in plan.classes}
@@ -238,9 +239,11 @@ def _qos(plan: QosPlan, kinds: set[str]) -> dict[str, Any]:
             "rx": "enable",
             # metres [CL-QOS, PFC]: Cumulus derives xoff, xon and the port buffer from it
             # (NVIDIA's own model; [CL-QOS] asks not to set those by hand, so fabgen does not).
-            # One global profile: the longest cable class this switch's ports use (too much
-            # headroom only costs buffer; too little drops lossless traffic).
-            "cable-length": max(plan.cable_m(kind) for kind in kinds),
+            # One global profile: the longest cable of this switch's ports, measured ones
+            # included (too much headroom only costs buffer; too little drops lossless
+            # traffic). fabgen writes no per-interface PFC profile: [CL-QOS] documents the
+            # global one under RoCE mode, and a per-port profile is not checked against it.
+            "cable-length": max(max(m) for m in lengths.values()),
         }}
         if plan.watchdog.enabled:
             out["pfc-watchdog"] = _watchdog(plan)
