@@ -107,35 +107,36 @@ class _Resolver:
             self._ids = {link.id: link for link in self.index.fabric.links}
         return self._ids.get(cable)
 
-    def by_end(self, device: str, port: str) -> Link | str:
-        """The cable on a device's port, or why there is none."""
+    def by_end(self, device: str, port: str) -> Link | tuple[str, bool]:
+        """The cable on a device's port, or why there is none (and whether the port, rather
+        than the device, is to blame)."""
         switch = self.index.switches.get(device)
         if switch is not None:
             names = self.index.port_names(switch)
             if port not in names:
                 guess = closest(port, list(names))
                 return (f"{device} has no port {port!r}"
-                        + (f" (did you mean {guess!r}?)" if guess else ""))
+                        + (f" (did you mean {guess!r}?)" if guess else "")), True
             number = names.index(port) + 1
             for link in self.index.links(device):
                 end = link.a_port if link.a_device == device else link.z_port
                 if end == number:
                     return link
-            return f"{device} {port} is a spare port: no cable of the plan ends on it"
+            return f"{device} {port} is a spare port: no cable of the plan ends on it", True
         host = self.index.hosts.get(device)
         if host is None:
             known = [*self.index.switches, *self.index.hosts]
             guess = closest(device, known)
             return f"no switch or host named {device!r}" + (
-                f" (did you mean {guess!r}?)" if guess else "")
+                f" (did you mean {guess!r}?)" if guess else ""), False
         hp = next((p for p in host.ports if port in (p.rdma_device, p.netdev)), None)
         if hp is None:
             ports = ", ".join(p.rdma_device for p in host.ports)
-            return f"{device} has no compute port {port!r} (its ports: {ports})"
+            return f"{device} has no compute port {port!r} (its ports: {ports})", True
         for link in self.index.links(device):
             if link.a_device == device and link.a_port == hp.dev:
                 return link
-        return f"{device} {port} has no cable in the plan"
+        return f"{device} {port} has no cable in the plan", True
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,19 +144,23 @@ class _Row:
     """One measured cable as given: how it is named, and where (for errors)."""
 
     cable: str | None
-    ends: tuple[tuple[str, str], ...]
+    ends: tuple[tuple[str, str, str, str], ...]  # device, port, and their columns
     metres: int
     source: str
     file: str | None  # the sheet (None: an inline entry of the intent)
     line: int | None
-    col: int | None  # the column of the cell that names the cable
-    loc: Loc = ()  # the intent field of an inline entry, the sheet's column of a row
+    cols: dict[str, int]  # sheet: the character column of each cell, by column name
+    loc: Loc = ()  # an inline entry's place in the intent
+    first: str = "id"  # the column (or field) that names the cable first
 
 
-def _error(row: _Row, message: str) -> Diagnostic:
+def _error(row: _Row, message: str, column: str | None = None) -> Diagnostic:
+    """An error blamed on one cell of the row (by default, the one naming the cable)."""
+    column = column or row.first
     if row.file is not None:
-        return Diagnostic(message, row.loc, file=row.file, line=row.line, col=row.col)
-    return Diagnostic(message, row.loc)
+        return Diagnostic(message, (column,), file=row.file, line=row.line,
+                          col=row.cols.get(column, 1))
+    return Diagnostic(message, (*row.loc, column))
 
 
 def _cell_columns(line: str) -> list[int]:
@@ -244,38 +249,43 @@ def _sheet_rows(text: str, shown: str) -> Iterator[_Row | Diagnostic]:
             yield Diagnostic(f"{length_text!r} is not a length in metres (1 to {MAX_M})",
                              (LENGTH_COLUMN,), file=shown, line=line, col=col(LENGTH_COLUMN))
             continue
-        ends = tuple((cell(d), cell(p)) for d, p in _ENDS if cell(d) or cell(p))
+        ends = tuple((cell(d), cell(p), d, p) for d, p in _ENDS if cell(d) or cell(p))
         cable = cell("id") or None
         first = "id" if cable else next((d for d, p in _ENDS if cell(d) or cell(p)), "id")
-        yield _Row(cable, ends, metres, f"{shown}:{line}", shown, line, col(first), (first,))
+        yield _Row(cable, ends, metres, f"{shown}:{line}", shown, line,
+                   {name: col(name) for name in columns}, first=first)
 
 
 def _inline_rows(plan_rows: list[tuple[int, str | None, str | None, str | None, float]]
                  ) -> Iterator[_Row]:
     for i, cable, device, port, length in plan_rows:
-        ends = ((device or "", port or ""),) if cable is None else ()
-        yield _Row(cable, ends, math.ceil(length), f"qos.cable_lengths[{i}]", None, None, None,
-                   ("qos", "cable_lengths", i))
+        ends = ((device or "", port or "", "device", "port"),) if cable is None else ()
+        yield _Row(cable, ends, math.ceil(length), f"qos.cable_lengths[{i}]", None, None, {},
+                   ("qos", "cable_lengths", i), first="cable" if cable else "device")
 
 
-def _resolve(row: _Row, resolver: _Resolver) -> Link | str:
+def _resolve(row: _Row, resolver: _Resolver) -> Link | tuple[str, str]:
+    """The row's cable, or why it has none and which cell is to blame."""
     link: Link | None = None
     if row.cable is not None:
         link = resolver.by_id(row.cable)
         if link is None:
-            return f"no cable {row.cable!r} in the plan (ids as in cabling/cabling.csv)"
-    for device, port in row.ends:
+            return (f"no cable {row.cable!r} in the plan (ids as in cabling/cabling.csv)",
+                    row.first)
+    for device, port, device_col, port_col in row.ends:
         if not device or not port:
-            return "a cable end needs both its device and its port"
+            return ("a cable end needs both its device and its port",
+                    port_col if device else device_col)
         found = resolver.by_end(device, port)
-        if isinstance(found, str):
-            return found
+        if isinstance(found, tuple):
+            message, blame_port = found
+            return message, port_col if blame_port else device_col
         if link is not None and found.id != link.id:
             return (f"{device} {port} is cable {found.id}, not {link.id}: the row names two "
-                    "different cables")
+                    "different cables", device_col)
         link = found
     if link is None:
-        return "the row names no cable (give `id`, or a device and its port)"
+        return "the row names no cable (give `id`, or a device and its port)", row.first
     return link
 
 
@@ -315,8 +325,8 @@ def cable_lengths(ctx: RenderContext) -> CableLengths:
     by_device: dict[str, dict[str, int]] = {}
     for row in rows:
         found = _resolve(row, resolver)
-        if isinstance(found, str):
-            errors.append(_error(row, found))
+        if isinstance(found, tuple):
+            errors.append(_error(row, *found))
             continue
         if found.kind not in ("node-leaf", "leaf-spine", "spine-core"):
             errors.append(_error(row, f"cable {found.id} is a {found.kind} cable, which has "
@@ -325,7 +335,8 @@ def cable_lengths(ctx: RenderContext) -> CableLengths:
         earlier = by_link.get(found.id)
         if earlier is not None and earlier.metres != row.metres:
             errors.append(_error(row, f"cable {found.id} is {row.metres} m here but "
-                                      f"{earlier.metres} m at {earlier.source}"))
+                                      f"{earlier.metres} m at {earlier.source}",
+                                 LENGTH_COLUMN))
             continue
         by_link[found.id] = Measured(row.metres, row.source, plan.cable_m(found.kind))
         for device in (found.a_device, found.z_device):
