@@ -59,7 +59,7 @@ class CableLengths:
 
     plan: QosPlan
     by_link: dict[str, Measured] = field(default_factory=dict)
-    by_device: dict[str, dict[str, int]] = field(default_factory=dict)  # device -> link id
+    by_device: dict[str, dict[str, int]] = field(default_factory=dict)  # device: {link: m}
 
     def link_m(self, link: Link) -> int:
         measured = self.by_link.get(link.id)
