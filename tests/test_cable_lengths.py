@@ -10,6 +10,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -165,27 +166,36 @@ def test_fabgens_own_sheet_with_a_length_filled_in_is_a_lengths_file(tmp_path: P
                if p not in ("manifest.json", "intent.resolved.yaml", "report.md"))
 
 
-def test_nvue_takes_the_longest_cable_and_eos_lists_it(tmp_path: Path) -> None:
-    """One global PFC profile on NVUE: a measured cable above its class raises it (never
-    less headroom than the cable needs); EOS's headroom comment names the lengths."""
+def test_nvue_gives_a_measured_port_its_own_pfc_profile_and_eos_lists_it(
+        tmp_path: Path) -> None:
+    """NVUE: the measured port is bound to a PFC profile with its cable's length (Cumulus
+    "Port Groups"), the rest keep the global profile; EOS's headroom comment names the
+    lengths."""
     extra = _inline("{cable: c000065, length_m: 150}")
     base = _files(tmp_path, mode="auto", leaf="eos", spine="nvue")
     files = _files(tmp_path, mode="auto", leaf="eos", spine="nvue", extra=extra)
     rows = {r["id"]: r for r in csv.DictReader(io.StringIO(files["cabling/cabling.csv"]))}
-    leaf, spine = rows["c000065"]["a_device"], rows["c000065"]["z_device"]
+    leaf, spine, port = (rows["c000065"][k] for k in ("a_device", "z_device", "z_port"))
 
-    def length(out: dict[str, str], name: str) -> int:
-        tree = yaml.safe_load(out[f"nvue/{name}/startup.yaml"])[0]["set"]
-        value: int = tree["qos"]["pfc"]["default-global"]["cable-length"]
+    def tree(out: dict[str, str]) -> dict[str, Any]:
+        value: dict[str, Any] = yaml.safe_load(out[f"nvue/{spine}/startup.yaml"])[0]["set"]
         return value
 
-    assert length(base, spine) == 100
-    assert length(files, spine) == 150
+    old, new = tree(base), tree(files)
+    assert old["qos"]["pfc"]["default-global"]["cable-length"] == 100
+    assert new["qos"]["pfc"]["default-global"] == old["qos"]["pfc"]["default-global"]
+    assert new["qos"]["pfc"]["cable-150m"] == {
+        **old["qos"]["pfc"]["default-global"], "cable-length": 150}
+    assert set(new["qos"]["pfc"]) == {"default-global", "cable-150m"}
+    assert new["interface"][port]["qos"]["pfc"] == {"profile": "cable-150m"}
+    changed = {name for name in old["interface"]
+               if old["interface"][name] != new["interface"][name]}
+    assert changed == {port}
     assert "cables planned: leaf-spine 100 / 150 m, node-leaf 5 m" in files[f"eos/{leaf}.cfg"]
     assert "cables planned: leaf-spine 100 m, node-leaf 5 m" in base[f"eos/{leaf}.cfg"]
     report = files["report.md"]
-    assert "| 150 m (measured) |" in report
-    assert "(longest cable on this switch)" in report
+    assert ("| 150 m (measured) | Cumulus (qos pfc cable-length) | cable-length 150 m (PFC "
+            "profile cable-150m of its own) |") in report
 
 
 def test_the_report_has_a_row_per_measured_length(tmp_path: Path) -> None:

@@ -127,22 +127,30 @@ def _sonic_switch_rows(ctx: RenderContext, switch: Switch, plan: QosPlan,
 
 def _nvue_rows(ctx: RenderContext, switches: list[Switch],
                plan: QosPlan) -> list[dict[str, str]]:
+    from fabgen.targets import nvue
+
     lengths = ctx.derived(cable_lengths)
-    rows = []
+    found: dict[tuple[int, int, str], dict[str, str]] = {}
     for switch in switches:
-        longest = max(max(m) for m in
-                      lengths.on_ports(switch.name, ctx.index.ports(switch)).values())
-        for k, metres in _lengths(ctx, [switch]):
-            row = {"platform": "Cumulus NVUE", "switch": f"{switch.role} {switch.model}",
-                   "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
-                   "cable": _cable(plan, k, metres), "model": "Cumulus (qos pfc cable-length)",
-                   "inputs": f"cable-length {longest} m (longest cable on this switch)",
-                   "formula": "Cumulus internal, not published",
-                   "result": "computed on the switch", "vendor": "-",
-                   "status": "computed on the switch"}
-            if row not in rows:
-                rows.append(row)
-    return rows
+        default, own = nvue.pfc_cable_lengths(ctx, switch)
+        ports = ctx.index.ports(switch)
+        cables = [(p.kind, lengths.link_m(p.link), own.get(p.name)) for p in ports] or [
+            ("leaf-spine", plan.cable_m("leaf-spine"), None)]
+        for kind, metres, profile_m in cables:
+            if profile_m is None:
+                inputs = f"cable-length {default} m (longest class on this switch)"
+            else:
+                inputs = (f"cable-length {profile_m} m (PFC profile "
+                          f"{nvue.measured_profile(profile_m)} of its own)")
+            key = (list(_CLASS).index(kind), metres, inputs)
+            found.setdefault(key, {
+                "platform": "Cumulus NVUE", "switch": f"{switch.role} {switch.model}",
+                "class": _CLASS[kind], "speed": f"{switch.speed_gbps}G",
+                "cable": _cable(plan, kind, metres), "model": "Cumulus (qos pfc cable-length)",
+                "inputs": inputs, "formula": "Cumulus internal, not published",
+                "result": "computed on the switch", "vendor": "-",
+                "status": "computed on the switch"})
+    return [found[key] for key in sorted(found)]
 
 
 def _eos_rows(ctx: RenderContext, switches: list[Switch],
