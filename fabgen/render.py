@@ -6,7 +6,7 @@ import fnmatch
 import gc
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fabgen import jobs as jobs_module
@@ -122,16 +122,24 @@ MAX_UNITS_PER_ITEM = 64
 ITEMS_PER_JOB = 8
 
 
-def context(intent: Intent, base_dir: Path | None) -> RenderContext:
+def context(intent: Intent, base_dir: Path | None,
+            warnings: tuple[str, ...] = ()) -> RenderContext:
     """Build and plan the fabric; the context (and its index) every target renders from.
     A RoCE fabric's measured cable lengths are read here, once, so a bad sheet is reported
     before any file is written (forked workers inherit them)."""
     ctx = RenderContext(intent=intent, fabric=build(intent),
                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
-                        base_dir=base_dir)
+                        base_dir=base_dir, warnings=warnings)
     if ctx.qos is not None:
         ctx.derived(cable_lengths.cable_lengths)
     return ctx
+
+
+def warning_lines(loaded: LoadedIntent) -> tuple[str, ...]:
+    """The intent's warnings as `fabgen render` prints them, the file shown by its name alone
+    so the report does not depend on the directory the render ran from."""
+    return tuple(replace(d, file=Path(d.file).name if d.file else None).render()
+                 for d in loaded.warnings)
 
 
 def plan_work(ctx: RenderContext, names: list[str], jobs: int,
@@ -175,12 +183,13 @@ _CONTEXT: RenderContext | None = None
 _SPOOL: jobs_module.Spool | None = None
 
 
-def _init_worker(intent: Intent, base_dir: Path | None, spool: jobs_module.Spool) -> None:
+def _init_worker(intent: Intent, base_dir: Path | None, warnings: tuple[str, ...],
+                 spool: jobs_module.Spool) -> None:
     global _CONTEXT, _SPOOL
     _SPOOL = spool
     if _CONTEXT is None:  # spawned: nothing was inherited
         gc.disable()  # as the parent renders (jobs.paused_gc); the process ends with the pool
-        _CONTEXT = context(intent, base_dir)
+        _CONTEXT = context(intent, base_dir, warnings)
 
 
 def _render_in_worker(numbered: tuple[int, WorkItem]) -> jobs_module.Spooled:
@@ -203,7 +212,8 @@ def _rendered(ctx: RenderContext, items: list[WorkItem],
     spool = jobs_module.Spool()
     results = jobs_module.ordered_map(_render_in_worker, enumerate(items), jobs,
                                       initializer=_init_worker,
-                                      initargs=(ctx.intent, ctx.base_dir, spool))
+                                      initargs=(ctx.intent, ctx.base_dir, ctx.warnings,
+                                                spool))
     try:
         try:
             first = next(results, None)
@@ -239,7 +249,7 @@ def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
     names = select(only)
     with jobs_module.paused_gc():
         try:
-            ctx = context(intent, Path(loaded.source.path).parent)
+            ctx = context(intent, Path(loaded.source.path).parent, warning_lines(loaded))
         except FabgenError as exc:  # a file the intent names (qos.cable_lengths_file)
             raise FabgenError([d if d.file else loaded.source.place(d)
                                for d in exc.diagnostics]) from None

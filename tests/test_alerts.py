@@ -180,6 +180,15 @@ def test_eos_and_nvue_storms_fire_and_other_priorities_stay_silent(tmp_path: Pat
         _series("eos_bgp_session_state", {"fabric": MIXED, "source": "leaf-su1-r0",
                                           "neighbor": "10.254.0.0"}, "0x60"),
         _series("eos_intf_carrier_transitions", eos_calm, "0+1x60"),
+        # BFD on the stormed link is down from the start, the calm link's stays up; a session
+        # that recovers within bgp_down_for_s (30 s here) does not fire either.
+        _series("eos_bfd_session_state", {**eos_storm, "peer_local_discriminator": "7"},
+                "0x60"),
+        _series("eos_bfd_session_state", {**eos_calm, "peer_local_discriminator": "8"},
+                "1x60"),
+        _series("eos_bfd_session_state", {"fabric": MIXED, "source": "leaf-su1-r0",
+                                          "interface_name": "Ethernet35/1",
+                                          "peer_local_discriminator": "9"}, "1x20 0 0 1x40"),
         _series("nvswitch_interface_sp_rx_pause", nvue_storm, "0+200000x60"),
         _series("nvswitch_interface_oper_state", nvue_storm, "1x60"),
         _series("nvswitch_interface_oper_aggregate_speed", nvue_storm, "400000000000x60"),
@@ -197,10 +206,36 @@ def test_eos_and_nvue_storms_fire_and_other_priorities_stay_silent(tmp_path: Pat
         _alert("BgpSessionDown", "2m", {"fabric": MIXED, "source": "leaf-su1-r0",
                                         "neighbor": "10.254.0.0", **eos,
                                         "severity": "critical"}),
+        _alert("BfdSessionDown", "2m", {**eos_storm, "peer_local_discriminator": "7", **eos,
+                                        "severity": "critical"}),
+        _alert("BfdSessionDown", "20s"),  # not yet down for 30 s
+        # Ethernet35/1's 20 s dip (3m30s-3m40s) is shorter than bgp_down_for_s: silent.
+        _alert("BfdSessionDown", "3m40s", {**eos_storm, "peer_local_discriminator": "7", **eos,
+                                           "severity": "critical"}),
         _alert("LinkFlapping", "9m", {**eos_calm, **eos, "severity": "warning"}),
         _alert("LinkWrongSpeed", "9m"),  # NVUE port at its planned 400G
     ]}]
     _run_tests(_rules("roce-eos-nvue-2to1", tmp_path), tests)
+
+
+def test_bfd_alert_only_where_the_platform_exports_bfd(tmp_path: Path) -> None:
+    """EOS streams openconfig-bfd session-state, so its group has BfdSessionDown; SONiC (FRR
+    bfdd sessions are in no SONiC database) and NVUE (no BFD metric in Cumulus 5.12's OTLP
+    export) have none. With BFD off in the intent there is no BFD rule at all."""
+    def bfd_rules(path: Path) -> dict[str, list[str]]:
+        groups = yaml.safe_load(
+            render(load(path), only=["alerts"])[alerts.RULES])["groups"]
+        return {g["name"].rsplit("-", 1)[1]: [r["expr"] for r in g["rules"]
+                                             if r.get("alert") == "BfdSessionDown"]
+                for g in groups}
+
+    mixed = ROOT / "inventories" / "roce-eos-nvue-2to1.yaml"
+    assert bfd_rules(mixed) == {"eos": ['eos_bfd_session_state{fabric="roce-mixed-2to1"} == 0'],
+                                "nvue": [], "hosts": []}
+    assert bfd_rules(ROOT / "inventories" / "roce-256-sonic.yaml") == {"sonic": [], "hosts": []}
+    off = tmp_path / "no-bfd.yaml"
+    off.write_text(mixed.read_text() + "underlay:\n  bfd:\n    enabled: false\n")
+    assert bfd_rules(off)["eos"] == []
 
 
 # --- InfiniBand -------------------------------------------------------------------------------

@@ -350,7 +350,38 @@ def test_summary_superpod_numbers() -> None:
     assert plan["cables"] == {"node-leaf": 1016, "leaf-spine": 1024, "spine-core": 0,
                               "sm-leaf": 4}
     assert plan["cables"]["node-leaf"] + plan["cables"]["sm-leaf"] == 1020
-    assert plan["transceivers"] == {"switch OSFP (twin-port) 2x400G": 1536, "node 2x400G": 508}
+    # The UFM hosts' own ends of the 4 UFM cables (the RA's 508 counts DGX systems only).
+    assert plan["transceivers"] == {"switch OSFP (twin-port) 2x400G": 1536,
+                                    "management host 1x400G": 4, "node 2x400G": 508}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _get(c)[0].fabric.transport
+                                  == "infiniband"])
+def test_bom_transceivers_match_the_cabling_sheet(case: str) -> None:
+    """Every cable end in cabling.csv has its transceiver in the report's BoM: the compute
+    nodes' per host cage, the management hosts' per port, the switches' per cage; the sheet's
+    sm-leaf rows and the BoM's management-host count are the same ports."""
+    intent, fabric = _get(case)
+    files = _render(case)
+    rows = _csv_rows(files["cabling/cabling.csv"])
+    md = files["report.md"].splitlines()
+    bom = {}
+    for line in md[md.index("### Transceivers"):md.index("### Hosts per leaf")]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2 and cells[1].replace(",", "").isdigit() and "Total" not in cells[0]:
+            bom[cells[0]] = int(cells[1].replace(",", ""))
+    sm = {(r["a_device"], r["a_port"]) for r in rows if r["kind"] == "sm-leaf"}
+    assert len(sm) == len(fabric.sm_links) > 0
+    assert bom[f"management host 1x{fabric.speed_gbps}G"] == len(sm)
+    per = host_ports_per_cage(intent)
+    node_ports = Counter(r["a_device"] for r in rows if r["kind"] == "node-leaf")
+    assert sum(n for k, n in bom.items() if k.startswith("node ")) == sum(
+        math.ceil(n / per) for n in node_ports.values())
+    switches = fabric.by_name
+    cages = {(r["z_device"], cage_of(switches[r["z_device"]], int(r["z_port"]))) for r in rows}
+    cages |= {(r["a_device"], cage_of(switches[r["a_device"]], int(r["a_port"])))
+              for r in rows if r["kind"] not in ("node-leaf", "sm-leaf")}
+    assert sum(n for k, n in bom.items() if k.startswith("switch ")) == len(cages)
 
 
 def test_summary_roce_256(snapshot: Any) -> None:

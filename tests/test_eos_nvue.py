@@ -409,6 +409,45 @@ def test_nvue_interfaces_and_bgp_match_the_fabric(case: Case) -> None:
         assert 1 <= af["multipaths"]["ebgp"] <= nvue.MAX_ECMP, where
 
 
+# Every `nv set system telemetry ...` path fabgen writes, as the Cumulus Linux 5.12 user guide
+# "Open Telemetry Export" spells it (<n>, <host>, <label>: a value of the user's). `grpc port`
+# is the port `nv show system telemetry export` lists under grpc (default 8443).
+NVUE_TELEMETRY_PATHS = {
+    "export otlp state", "export otlp grpc insecure", "export otlp grpc port",
+    "export otlp grpc destination <host> port",
+    "interface-stats export state", "interface-stats sample-interval",
+    "interface-stats switch-priority <n>", "interface-stats ingress-buffer priority-group <n>",
+    "interface-stats egress-buffer traffic-class <n>",
+    "buffer-stats export state", "router bgp export state", "label <label> description",
+}
+_USER_VALUE = {("destination",): "<host>", ("switch-priority",): "<n>",
+               ("priority-group",): "<n>", ("traffic-class",): "<n>", ("label",): "<label>"}
+
+
+def _nvue_paths(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[str]:
+    """`nv set` paths of a startup.yaml subtree: keys down to each leaf value (an empty map is
+    a leaf too), a user's value (a priority, a host name) written as its placeholder."""
+    out: set[str] = set()
+    for key, value in tree.items():
+        placeholder = _USER_VALUE.get(prefix[-1:])
+        path = (*prefix, placeholder or str(key))
+        if isinstance(value, dict) and value:
+            out |= _nvue_paths(value, path)
+        else:
+            out.add(" ".join(path))
+    return out
+
+
+def test_nvue_telemetry_keys_are_documented(case: Case) -> None:
+    for name, text in case.nvue.items():
+        telemetry = load_nvue(text)["system"]["telemetry"]
+        paths = _nvue_paths(telemetry)
+        assert paths <= NVUE_TELEMETRY_PATHS, f"{case.name}/{name}: {paths - NVUE_TELEMETRY_PATHS}"
+        assert telemetry["label"] == {"device": {"description": name}}
+        assert list(telemetry["interface-stats"]["switch-priority"]) == [
+            str(case.plan.rdma.priority)]
+
+
 def test_bgp_peers_agree_across_platforms(case: Case) -> None:
     """Each /31 session is configured on both ends with the other end's address and ASN."""
     sessions: set[tuple[str, str, int]] = set()  # (switch, neighbor ip, remote-as)

@@ -1,4 +1,4 @@
-"""The telemetry pack: gnmic configs name every switch and the vendor paths, the NVUE snippet
+"""The telemetry pack: gnmic configs name every switch and the vendor paths, the NVUE startup.yaml
 streams the plan's lossless priority, the InfiniBand exporter reads the node-name-map the OpenSM
 files install, and every metric the alert rules read is one the collectors produce."""
 
@@ -63,6 +63,7 @@ EOS_PROFILE_LEAVES = {
     "/interfaces/interface/ethernet/state/port-speed",
     "/network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/"
     "session-state",
+    "/bfd/interfaces/interface/peers/peer/state/session-state",
 }
 
 
@@ -74,24 +75,37 @@ def test_gnmic_eos_paths_are_in_arista_profile() -> None:
     assert {t["event-tags"]["platform"] for t in config["targets"].values()} == {"eos"}
 
 
-def test_nvue_snippet_streams_the_lossless_priority(tmp_path: Path) -> None:
+def test_nvue_startup_config_streams_the_lossless_priority(tmp_path: Path) -> None:
+    """The OTLP export is in the switch's startup.yaml (the file `nv config replace` takes),
+    under system.telemetry, with no separate fragment left to forget."""
+    from tests.test_eos_nvue import load_nvue
+
     text = (ROOT / "inventories" / "roce-eos-nvue-2to1.yaml").read_text()
     intent = tmp_path / "mixed.yaml"
     assert "\nmonitoring:" not in text
     intent.write_text(text + "monitoring:\n  otlp_destination: otel-1\n")
     loaded = load(intent)
-    files = render(loaded, only=["telemetry"])
-    (doc,) = _yaml(files["nvue/spine-01/telemetry.yaml"])
-    tel = doc["set"]["system"]["telemetry"]
-    assert tel["export"]["otlp"]["grpc"]["destination"] == {"otel-1": {"port": 4317}}
-    assert list(tel["interface-stats"]["switch-priority"]) == [3]
-    assert list(tel["interface-stats"]["ingress-buffer"]["priority-group"]) == [3]
-    queues = list(tel["interface-stats"]["egress-buffer"]["traffic-class"])
-    assert queues == sorted({c.queue for c in qos.plan(loaded.intent).classes})
-    assert {0, 3, 6} <= set(queues)  # default, RoCE, CNP
+    files = render(loaded, only=["nvue", "telemetry"])
+    assert not [p for p in files if p.startswith("nvue/") and not p.endswith("/startup.yaml")]
+    assert telemetry.OTEL_COLLECTOR in files
+    tel = load_nvue(files["nvue/spine-01/startup.yaml"])["system"]["telemetry"]
+    assert tel["export"]["otlp"] == {"state": "enabled", "grpc": {
+        "destination": {"otel-1": {"port": 4317}}, "insecure": "enabled", "port": 4317}}
+    stats = tel["interface-stats"]
+    assert stats["export"] == {"state": "enabled"} and stats["sample-interval"] == 10
+    assert list(stats["switch-priority"]) == ["3"]
+    assert list(stats["ingress-buffer"]["priority-group"]) == ["3"]
+    queues = list(stats["egress-buffer"]["traffic-class"])
+    assert queues == [str(q) for q in sorted({c.queue for c in qos.plan(loaded.intent).classes})]
+    assert {"0", "3", "6"} <= set(queues)  # default, RoCE, CNP
     assert tel["label"] == {"device": {"description": "spine-01"}}
-    default = _files("roce-eos-nvue-2to1", ["telemetry"])["nvue/spine-01/telemetry.yaml"]
-    assert "monitoring.otlp_destination is not set" in default
+    assert tel["buffer-stats"] == tel["router"]["bgp"] == {"export": {"state": "enabled"}}
+    # Without a collector the export has no destination and the report says how to add one.
+    default = _files("roce-eos-nvue-2to1", ["nvue", "report"])
+    grpc = load_nvue(default["nvue/spine-01/startup.yaml"])["system"]["telemetry"]["export"][
+        "otlp"]["grpc"]
+    assert "destination" not in grpc
+    assert "monitoring.otlp_destination is not set" in default["report.md"]
 
 
 def test_infiniband_exporter_reads_the_node_name_map() -> None:

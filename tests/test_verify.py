@@ -68,7 +68,24 @@ def _sonic_outputs(sw: ExpectedSwitch, watchdog: tuple[str, int, int],
     config = _table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"],
                     [[p.name, action, str(detection), str(restoration)] for p in sw.ports])
     return {"lldp.txt": lldp, "interfaces.txt": status, "bgp.json": json.dumps(bgp),
-            "pfc.txt": pfc, "pfcwd.txt": pfcwd, "pfcwd-config.txt": config}
+            "pfc.txt": pfc, "pfcwd.txt": pfcwd, "pfcwd-config.txt": config,
+            "bfd.json": _bfd_json(sw)}
+
+
+def _bfd_json(sw: ExpectedSwitch, interval_ms: int = 300, multiplier: int = 3) -> str:
+    """`show bfd peers json` of a switch whose every BGP peer has an up session, laid out as
+    FRR's bfdd prints it (bfdd/bfdd_vty.c __display_peer_json; FRR topotests' expected
+    outputs): one object per session in a JSON array."""
+    return json.dumps([
+        {"multihop": False, "peer": s.peer_ip, "vrf": "default", "interface": s.port,
+         "id": 100 + i, "remote-id": 200 + i, "passive-mode": False, "status": "up",
+         "uptime": 3600, "diagnostic": "ok", "remote-diagnostic": "ok",
+         "receive-interval": interval_ms, "transmit-interval": interval_ms,
+         "echo-receive-interval": 50, "echo-transmit-interval": 0,
+         "detect-multiplier": multiplier, "remote-receive-interval": interval_ms,
+         "remote-transmit-interval": interval_ms, "remote-echo-receive-interval": 50,
+         "remote-detect-multiplier": multiplier}
+        for i, s in enumerate(sw.sessions)])
 
 
 def _save(root: Path, device: str, files: dict[str, str]) -> None:
@@ -163,7 +180,7 @@ def _nvue_outputs(sw: ExpectedSwitch) -> dict[str, str]:
     bgp = {"ipv4Unicast": {"peers": {s.peer_ip: {"remoteAs": s.peer_asn, "state": "Established"}
                                      for s in sw.sessions}}}
     return {"interfaces.json": json.dumps(interfaces), "lldp.json": json.dumps(lldp),
-            "bgp.json": json.dumps(bgp)}
+            "bgp.json": json.dumps(bgp), "bfd.json": _bfd_json(sw)}
 
 
 def test_nvue_miscabled_lldp_and_missing_bgp_session(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -190,6 +207,96 @@ def test_nvue_miscabled_lldp_and_missing_bgp_session(tmp_path: Path, cli) -> Non
         f"AS{lost.peer_asn} via {lost.port}, got Active",
         "2 mismatch(es) on 1 of 1 switch(es)",
     ]
+
+
+def _bfd_down(files: dict[str, str], sw: ExpectedSwitch) -> tuple[str, str]:
+    """Take the last BGP peer's BFD session down as bfdd shows a detection timeout; return the
+    peer address and the first peer's address, whose session is gone."""
+    peers = json.loads(files["bfd.json"])
+    down = peers[-1]
+    down.update({"status": "down", "downtime": 12, "diagnostic": "control detection time expired"})
+    del down["uptime"]
+    gone = peers.pop(0)["peer"]
+    files["bfd.json"] = json.dumps(peers)
+    return down["peer"], gone
+
+
+def test_sonic_bfd_session_down_is_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    files = _sonic_outputs(sw, ("drop", 200, 400))
+    down, gone = _bfd_down(files, sw)
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name)
+    assert run.code == 1, run.out + run.err
+    by_ip = {s.peer_ip: s for s in sw.sessions}
+    assert run.out.splitlines() == [
+        f"{sw.name} {gone}: bfd: expected BFD up with {by_ip[gone].peer} via "
+        f"{by_ip[gone].port}, got no BFD session",
+        f"{sw.name} {down}: bfd: expected BFD up with {by_ip[down].peer} via "
+        f"{by_ip[down].port}, got down (control detection time expired)",
+        "2 mismatch(es) on 1 of 1 switch(es)",
+    ]
+    # --checks selects it like every other check
+    assert cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name,
+               "--checks", "lldp,bgp").code == 0
+
+
+def test_nvue_bfd_down_and_timer_drift_are_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(MIXED_INTENT, "spine-01")
+    files = _nvue_outputs(sw)
+    peers = json.loads(files["bfd.json"])
+    peers[0]["status"] = "init"
+    peers[1].update({"transmit-interval": 1000, "receive-interval": 1000})  # a drifted profile
+    files["bfd.json"] = json.dumps(peers)
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(MIXED_INTENT), str(tmp_path), "--devices", sw.name, "--json")
+    assert run.code == 1
+    report = json.loads(run.out)
+    first, second = sw.sessions[0], sw.sessions[1]
+    assert report["findings"] == [
+        {"device": sw.name, "port": first.peer_ip, "check": "bfd",
+         "expected": f"BFD up with {first.peer} via {first.port}", "actual": "init"},
+        {"device": sw.name, "port": second.peer_ip, "check": "bfd",
+         "expected": "transmit 300 ms, receive 300 ms, multiplier 3",
+         "actual": "transmit 1000 ms, receive 1000 ms, multiplier 3"},
+    ]
+
+
+def test_bfd_output_is_needed_only_when_the_plan_runs_bfd(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    sw = _switch(SONIC_INTENT, "spine-01")
+    files = _sonic_outputs(sw, ("drop", 200, 400))
+    del files["bfd.json"]
+    _save(tmp_path / "saved", sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path / "saved"), "--devices", sw.name)
+    assert run.code == 1
+    assert run.out.splitlines()[0] == (
+        "spine-01: outputs: expected bfd.json (`vtysh -c 'show bfd peers json'`), got no such "
+        "file")
+    off = tmp_path / "no-bfd.yaml"
+    text = SONIC_INTENT.read_text()
+    assert "\nunderlay:" not in text
+    off.write_text(text + "underlay:\n  bfd:\n    enabled: false\n")
+    assert cli("verify", str(off), str(tmp_path / "saved"), "--devices", sw.name).code == 0
+    # and the collect script saves it only then
+    from fabgen.render import render
+
+    on = render(load(SONIC_INTENT), only=["collect"])["verify/collect-sonic.sh"]
+    assert "show bfd peers json" in on
+    assert "show bfd" not in render(load(off), only=["collect"])["verify/collect-sonic.sh"]
+
+
+def test_bfd_parser_reads_frr_layout() -> None:
+    # bfdd prints a JSON array; a session that is down has "downtime" and no "uptime".
+    text = ('[{"multihop":false,"peer":"10.0.0.1","interface":"Ethernet0","status":"up",'
+            '"receive-interval":300,"transmit-interval":300,"detect-multiplier":3},'
+            '{"multihop":false,"peer":"10.0.0.3","status":"down","downtime":5}]')
+    peers = saved.bfd_peers(text)
+    assert sorted(peers) == ["10.0.0.1", "10.0.0.3"]
+    assert peers["10.0.0.3"]["status"] == "down"
+    import pytest
+
+    with pytest.raises(ValueError, match="JSON array"):
+        saved.bfd_peers('{"peers": {}}')
 
 
 def test_eos_switches_are_left_to_anta(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

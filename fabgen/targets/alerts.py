@@ -6,10 +6,10 @@ One rule group per platform the fabric uses. Every threshold comes from the inte
 speeds); every metric name is one a real exporter produces, cited in `SIGNALS` below:
   SONiC  gnmic + sonic-gnmi COUNTERS_DB/APPL_DB/STATE_DB (telemetry.sonic_gnmic): the SAI
          counter names of sonic-swss (SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...).
-  EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic).
+  EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic), BFD session state included.
   NVUE   Cumulus Linux 5.12 OpenTelemetry export through an OTel collector (metric names from
-         the "Open Telemetry Export" page's tables; `device` is the static label the NVUE
-         snippet sets).
+         the "Open Telemetry Export" page's tables; `device` is the static label each NVUE
+         switch's startup.yaml sets).
   InfiniBand  treydock/infiniband_exporter 0.10 (collectors/switch.go, hca.go): counters are
          labelled by GUID and port; the switch and HCA names of the node-name-map come from
          infiniband_switch_info / infiniband_hca_info and are joined onto every alert.
@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext
@@ -66,6 +67,7 @@ class Signals:
     bgp_up: str | None  # gauge: 1 while the session is Established
     bgp_flaps: str | None  # counter: transitions into Established (NVUE has no state number)
     bgp_peer: str  # label naming the BGP neighbour
+    bfd_up: str | None  # gauge: 1 while the BFD session is up (None: not exported)
     oper_up: str  # gauge: 1 while the port is up
     carrier: str | None  # counter of carrier transitions (None: count changes of oper_up)
     speed: str  # gauge: the port's speed
@@ -81,6 +83,11 @@ SIGNALS: dict[str, Signals] = {
         ecn_other='sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS{f, queue!="{q}"}',
         lossless_drops='sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS{f, queue="{q}"}',
         bgp_up="sonic_bgp_established{f}", bgp_flaps=None, bgp_peer="neighbor",
+        # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
+        # holds only sessions created through APPL_DB for hardware offload (sonic-swss
+        # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
+        # frr.conf does not ask for. `fabgen verify` reads `show bfd peers json` instead.
+        bfd_up=None,
         oper_up="sonic_port_state_oper_up{f}", carrier=None,
         speed="sonic_port_state_speed{f}", speed_per_gbps=1000),  # APPL_DB PORT_TABLE: Mb/s
     "eos": Signals(
@@ -92,11 +99,12 @@ SIGNALS: dict[str, Signals] = {
         ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
         lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
         bgp_up="eos_bgp_session_state{f}", bgp_flaps=None, bgp_peer="neighbor",
+        bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
         oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
         speed="eos_intf_port_speed{f}", speed_per_gbps=1000),
     "nvue": Signals(
         platform="nvue", device="device", port="interface",
-        # Only the lossless priority's switch-priority counters are enabled (nvue_snippet).
+        # Only the lossless priority's switch-priority counters are enabled (nvue_telemetry).
         pfc_rx="nvswitch_interface_sp_rx_pause{f}",
         pfc_tx="nvswitch_interface_sp_tx_pause{f}",
         watchdog=None,  # Cumulus 5.12 exports no PFC watchdog counter over OTLP
@@ -106,6 +114,9 @@ SIGNALS: dict[str, Signals] = {
         lossless_drops='nvswitch_interface_tc_tx_no_buffer_discard_uc{f, tc="{q}"}',
         bgp_up=None,  # nvswitch_routing_bgp_peer_state's value encoding is not documented
         bgp_flaps="nvswitch_routing_bgp_peer_fsm_established_transitions{f}", bgp_peer="peer",
+        # Cumulus 5.12's OTLP router statistics are BGP peer and RIB metrics only ("Router
+        # Statistic Format"): no BFD session state is exported.
+        bfd_up=None,
         oper_up="nvswitch_interface_oper_state{f}",  # bitmap: Up = 1
         carrier="nvswitch_interface_carrier_changes_total{f}",
         speed="nvswitch_interface_oper_aggregate_speed{f}", speed_per_gbps=1_000_000_000),
@@ -114,7 +125,7 @@ SIGNALS: dict[str, Signals] = {
 
 class AlertsTarget:
     name = "alerts"
-    description = "Prometheus alerting rules for PFC, ECN, watchdog, BGP and links"
+    description = "Prometheus alerting rules for PFC, ECN, watchdog, BGP, BFD and links"
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None or ctx.fabric.transport == "infiniband"
@@ -147,8 +158,9 @@ def rules_data(ctx: RenderContext) -> dict[str, Any]:
     planned = {platform: speeds for platform in ("sonic", "eos", "nvue")
                if (speeds := _planned_speeds(ctx, platform))}
     thresholds = _thresholds(planned, mon)
+    bfd = underlay.plan(ctx.intent).bfd is not None
     groups = [_switch_group(ctx.fabric.name, SIGNALS[platform], speeds, ctx.qos, mon,
-                            thresholds) for platform, speeds in planned.items()]
+                            thresholds, bfd) for platform, speeds in planned.items()]
     groups.append(_host_group(ctx.fabric.name))
     return {"groups": groups}
 
@@ -195,7 +207,8 @@ def _make_rule(alert: str, expr: str, for_s: int, severity: str, fabric: str, su
 
 
 def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPlan,
-                  mon: MonitoringSpec, thresholds: tuple[int, int]) -> dict[str, Any]:
+                  mon: MonitoringSpec, thresholds: tuple[int, int],
+                  bfd: bool = True) -> dict[str, Any]:
     q = str(plan.rdma.queue)
     prio = str(plan.rdma.priority)
     # gnmic labels its series with the fabric (target event-tags); NVUE's OTLP carries only the
@@ -276,6 +289,16 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             "transitions to Established rose). Cumulus exports the peer state as a number "
             "with no documented encoding, so a session that stays down is caught by "
             "`fabgen verify` and ECMP loss, not by this rule."))
+    if bfd and sig.bfd_up is not None:
+        rules.append(_rule(
+            "BfdSessionDown", f"{sel(sig.bfd_up)} == 0", mon.bgp_down_for_s, "critical",
+            fabric, f"BFD session down on {where}",
+            f"The BFD session on this underlay link has not been up for {mon.bgp_down_for_s} s "
+            "(monitoring.bgp_down_for_s). With BGP down too the link is gone (BgpSessionDown "
+            "fires as well); with BGP still Established, BFD itself is broken (timers or "
+            "profile differ from the peer's, BFD packets filtered) and a dead link will be "
+            "noticed only at the BGP hold time. The interface names the peer: check it with "
+            "`show bfd peers` on both ends."))
     rules.append(_rule(
         "LinkWrongSpeed", _speed_expr(sig, speeds, sel), 300, "warning", fabric,
         f"{where} runs at the wrong speed",

@@ -31,6 +31,8 @@ class RenderContext:
     fabric: Fabric
     qos: QosPlan | None = None  # RoCE fabrics only
     base_dir: Path | None = None  # the intent's directory, for files the intent names
+    # The loader's warnings as the render prints them (file shown by name), for the report.
+    warnings: tuple[str, ...] = ()
     index: FabricIndex = field(init=False, repr=False, compare=False)
     _derived: dict[Callable[..., Any], Any] = field(init=False, repr=False, compare=False,
                                                     default_factory=dict)

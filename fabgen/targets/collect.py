@@ -4,7 +4,7 @@ one list both use), in the directory layout it expects."""
 
 from __future__ import annotations
 
-from fabgen import templating
+from fabgen import templating, underlay
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify import saved
 
@@ -25,9 +25,10 @@ class CollectTarget:
 
     def render(self, ctx: RenderContext) -> Artifacts:
         platforms = sorted({s.platform for s in ctx.fabric.switches} & set(saved.COMMANDS))
+        bfd = underlay.plan(ctx.intent).bfd is not None
         return {f"verify/collect-{p}.sh": templating.render(
             "collect/collect.sh.j2", platform=p, platform_title=_TITLE[p],
-            intent_name=ctx.intent.name, clear_hint=_CLEAR[p], files=saved.COMMANDS[p])
+            intent_name=ctx.intent.name, clear_hint=_CLEAR[p], files=saved.commands(p, bfd))
             for p in platforms}
 
 

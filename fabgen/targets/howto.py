@@ -3,6 +3,7 @@ them (the verification pack, the telemetry collectors and the alerting rules).""
 
 from __future__ import annotations
 
+from fabgen import underlay
 from fabgen.targets.alerts import RULES, continuous_pause_pps
 from fabgen.targets.base import RenderContext
 from fabgen.targets.telemetry import GNMIC_EOS, GNMIC_SONIC, OTEL_COLLECTOR, PROMETHEUS_PORTS
@@ -28,6 +29,7 @@ def howto_markdown(ctx: RenderContext) -> str:
         ]
         return "\n".join(lines)
     platforms = {s.platform for s in fabric.switches}
+    bfd = underlay.plan(ctx.intent).bfd is not None
     lines.append("After the push, before the first job:")
     lines.append("")
     if platforms & {"sonic", "nvue"}:
@@ -38,14 +40,16 @@ def howto_markdown(ctx: RenderContext) -> str:
         lines.append(f"- {title}: run {names} on each switch, gather the `saved/<switch>/`"
                      " directories and run `fabgen verify INTENT saved/`: every port up at its "
                      "planned speed and MTU, every LLDP neighbour as cabled, every BGP session "
-                     "Established" + (", PFC counters and the PFC watchdog as planned"
-                                      if "sonic" in platforms else "")
+                     "Established" + (", every BFD session up with the planned timers"
+                                      if bfd else "")
+                     + (", PFC counters and the PFC watchdog as planned"
+                        if "sonic" in platforms else "")
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
         lines.append("- EOS: `anta nrfu --catalog verify/anta-catalog.yaml --inventory "
                      "inventory.yml table` (ANTA inventory named like the switches): status, "
-                     "speed, MTU, LLDP, BGP, PFC/ECN counters, lossless-queue drops, watchdog "
-                     "settings.")
+                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", PFC/ECN counters, "
+                     "lossless-queue drops, watchdog settings.")
     lines += ["", "While jobs run:", ""]
     collectors = []
     if "sonic" in platforms:
@@ -54,8 +58,12 @@ def howto_markdown(ctx: RenderContext) -> str:
     if "eos" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
     if "nvue" in platforms:
-        collectors.append(f"`nv config patch nvue/<switch>/telemetry.yaml` on each NVUE switch "
-                          f"and an OpenTelemetry collector with `{OTEL_COLLECTOR}` "
+        # The OTLP export is part of each NVUE switch's startup.yaml (`system telemetry`).
+        where = (f"to `{mon.otlp_destination}`" if mon.otlp_destination else
+                 "with no collector named (monitoring.otlp_destination is not set: add it with "
+                 "`nv set system telemetry export otlp grpc destination <collector>`)")
+        collectors.append(f"each NVUE switch's startup.yaml exports OpenTelemetry {where}; "
+                          f"run an OpenTelemetry collector with `{OTEL_COLLECTOR}` "
                           f"(:{PROMETHEUS_PORTS['nvue']})")
     lines.append("- Telemetry: " + "; ".join(collectors) + ". PFC pause frames per priority, "
                  "ECN marks and drops per queue, buffer watermarks, PFC watchdog events, "
@@ -66,8 +74,15 @@ def howto_markdown(ctx: RenderContext) -> str:
                  f"{storm:,} pause frames/s for {mon.pfc_storm_for_s} s"
                  + ("" if mon.pfc_storm_pps else
                     f" (the rate that keeps a {slowest}G link paused)")
-                 + f"; a BGP session down for {mon.bgp_down_for_s} s, a port up at the wrong "
+                 + f"; a BGP session down for {mon.bgp_down_for_s} s"
+                 + (" (on EOS also a BFD session down as long)"
+                    if bfd and "eos" in platforms else "")
+                 + ", a port up at the wrong "
                  f"speed or flapping more than {mon.link_flaps} times in "
                  f"{mon.link_flap_window_s} s also alert. Thresholds: the intent's "
-                 "`monitoring` section.")
+                 "`monitoring` section."
+                 + (" SONiC and Cumulus stream no BFD session state (FRR's bfdd sessions are "
+                    "in no SONiC database; Cumulus 5.12's OpenTelemetry export has no BFD "
+                    "metric): `fabgen verify` checks their BFD sessions."
+                    if bfd and platforms & {"sonic", "nvue"} else ""))
     return "\n".join(lines)

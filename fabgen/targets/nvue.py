@@ -1,4 +1,6 @@
-"""Cumulus Linux NVUE target: `nvue/<switch>/startup.yaml` per NVUE switch (RoCE fabrics).
+"""Cumulus Linux NVUE target: `nvue/<switch>/startup.yaml` per NVUE switch (RoCE fabrics),
+the switch's whole configuration: interfaces, QoS, BGP with BFD, ECMP hashing and the
+OpenTelemetry export of the telemetry pack (`system telemetry`).
 
 Two layers. `device_config(ctx, switch)` returns the NVUE object tree of one switch as plain
 values (`{"set": {...}}`, one builder per top-level key: `_interface`, `_qos`, `_router`,
@@ -54,6 +56,9 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
             its own `cable-length` (`nv set qos pfc <profile> switch-priority, tx, rx,
             cable-length`) bound to ports with `nv set interface <swp> qos pfc profile
             <profile>` (command reference: Cumulus Linux 5.3.0 and later).
+  [CL-OTEL] Same guide, "Open Telemetry Export": the `system telemetry` tree (OTLP export to
+            the collector, interface, buffer and BGP statistics, the device label), built by
+            fabgen.targets.telemetry.nvue_telemetry so the telemetry pack owns what is streamed.
   [CL-API]  An applied configuration dumped through the NVUE API on Cumulus Linux 5.5.1 (NVIDIA
             Air automation workshop): exact spellings of congestion-control, egress-scheduler,
             egress-queue-mapping, mapping and roce keys and of `link: {mtu: ...}`.
@@ -69,6 +74,7 @@ from fabgen import qos, underlay
 from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
+from fabgen.targets import telemetry
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.targets.eos import (
@@ -146,7 +152,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
         "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"},
                     _measured_profiles(ctx, switch, ports, plan)),
         "router": _router(switch, adaptive),
-        "system": _system(switch, under),
+        "system": _system(ctx, switch, under, plan),
         "vrf": _vrf(switch, ports, under),
     }}
 
@@ -347,11 +353,19 @@ def _router(switch: Switch, adaptive: bool) -> dict[str, Any]:
     return out
 
 
-def _system(switch: Switch, under: underlay.UnderlayPlan) -> dict[str, Any]:
+def _system(ctx: RenderContext, switch: Switch, under: underlay.UnderlayPlan,
+            plan: QosPlan) -> dict[str, Any]:
     fields = under.load_balancing.hash_fields
     # Every 5-tuple field written on or off, so the hash does not depend on a release default.
     ecmp_hash = {key: "on" if name in fields else "off" for name, key in HASH_FIELD.items()}
-    return {"hostname": switch.name, "forwarding": {"ecmp-hash": ecmp_hash}}
+    mon = ctx.intent.monitoring
+    # The telemetry pack's OTLP export [CL-OTEL]: PFC pauses of the lossless priority, ECN and
+    # discards of every queue the plan uses, the lossless PG, buffers, BGP.
+    streamed = telemetry.nvue_telemetry(switch, plan.rdma.priority, plan.rdma.pg,
+                                        sorted({c.queue for c in plan.classes}),
+                                        mon.otlp_destination, mon.otlp_port)
+    return {"hostname": switch.name, "forwarding": {"ecmp-hash": ecmp_hash},
+            "telemetry": streamed}
 
 
 def _neighbor(peer: Switch, under: underlay.UnderlayPlan) -> dict[str, Any]:

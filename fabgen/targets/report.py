@@ -21,7 +21,7 @@ from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.cable_lengths import CableLengths, cable_lengths
 from fabgen.targets.picture import render_svg
 from fabgen.topology.model import ROLES, Fabric, Switch
-from fabgen.topology.summary import ALL_LINK_KINDS, summarize
+from fabgen.topology.summary import ALL_LINK_KINDS, SM_TRANSCEIVER, summarize
 
 __all__ = ["TARGET", "ReportTarget", "report_context"]
 
@@ -219,6 +219,8 @@ def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = No
         "transceivers": [{"type": k, "count": f"{v:,}"}
                          for k, v in plan["transceivers"].items()],
         "transceivers_total": f"{sum(plan['transceivers'].values()):,}",
+        "sm_transceivers": ", ".join(k for k in plan["transceivers"]
+                                     if k.startswith(SM_TRANSCEIVER)),
         "hosts_per_leaf": _hosts_per_leaf(fabric),
         "oversubscription": _oversubscription_rows(fabric, intent),
         "extras": _extra_rows(fabric),
@@ -286,6 +288,8 @@ class ReportTarget:
         from fabgen.targets import placement  # the scheduler targets' view of the tiers
 
         context["placement"] = placement.report_section(ctx)
+        # Every warning the render printed (the intent's, as on the terminal), then the plan's.
+        context["warnings"] = [*ctx.warnings, *context["warnings"]]
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

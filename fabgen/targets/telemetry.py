@@ -9,11 +9,14 @@
   supported in Arista's EOS 4.36.1F image profile (aristanetworks/yang
   EOS-4.36.1F/arista-nosimageprofile.textproto): PFC frames and buffer maximum per priority, the
   PFC watchdog per transmit queue, ECN marks and drops per queue, oper status, carrier
-  transitions, port speed, BGP session state.
-- `nvue/<switch>/telemetry.yaml`: the NVUE `system telemetry` settings (OpenTelemetry export,
-  Cumulus Linux 5.12 "Open Telemetry Export"), as a fragment `nv config patch` applies; it is
-  kept out of startup.yaml so the NVUE target stays one concern (fold it in there when wanted).
-  `telemetry/otel-collector.yaml` receives it and serves it to Prometheus.
+  transitions, port speed, BGP session state, BFD session state per routed interface
+  (/bfd/interfaces/interface/peers/peer/state/session-state: UP, DOWN, ADMIN_DOWN, INIT).
+- NVUE: the `system telemetry` settings (OpenTelemetry export, Cumulus Linux 5.12 "Open
+  Telemetry Export") are part of each switch's `nvue/<switch>/startup.yaml`: the NVUE target
+  writes the tree `nvue_telemetry` builds here, so one `nv config replace` + `nv config apply`
+  configures the switch and its telemetry together (a separate fragment could be forgotten, and
+  a later `nv config replace` of startup.yaml alone would drop it).
+  `telemetry/otel-collector.yaml` receives the export and serves it to Prometheus.
 - InfiniBand: `telemetry/infiniband_exporter.sysconfig` per plane, the options of
   treydock/infiniband_exporter naming switches from OpenSM's node-name-map.
 
@@ -40,7 +43,7 @@ __all__ = [
     "TARGET",
     "TelemetryTarget",
     "eos_gnmic",
-    "nvue_snippet",
+    "nvue_telemetry",
     "sonic_gnmic",
     "sonic_split_source",
 ]
@@ -61,8 +64,8 @@ OTLP_SAMPLE_INTERVAL_S = 10
 
 class TelemetryTarget:
     name = "telemetry"
-    description = ("gnmic configs (SONiC, EOS), NVUE OpenTelemetry snippets and collector, "
-                   "InfiniBand exporter options")
+    description = ("gnmic configs (SONiC, EOS), the OpenTelemetry collector of the NVUE "
+                   "switches, InfiniBand exporter options")
 
     def applies(self, ctx: RenderContext) -> bool:
         return True
@@ -85,17 +88,8 @@ class TelemetryTarget:
             out[GNMIC_EOS] = _yaml(eos_gnmic(fabric, eos, port, rdma),
                                    "gnmic --config telemetry/gnmic-eos.yaml subscribe")
         if nvue and ctx.qos is not None:
-            mon = ctx.intent.monitoring
-            queues = sorted({c.queue for c in ctx.qos.classes})
-            for sw in nvue:
-                out[f"nvue/{sw.name}/telemetry.yaml"] = _yaml(
-                    nvue_snippet(sw, ctx.qos.rdma.priority, ctx.qos.rdma.pg, queues,
-                                 mon.otlp_destination, mon.otlp_port),
-                    f"nv config patch nvue/{sw.name}/telemetry.yaml && nv config apply"
-                    + ("" if mon.otlp_destination else
-                       "\n# monitoring.otlp_destination is not set: add the collector with\n"
-                       "# nv set system telemetry export otlp grpc destination <collector>"))
-            out[OTEL_COLLECTOR] = _yaml(otel_collector(mon.otlp_port),
+            # The switches' own settings are in their startup.yaml (nvue target).
+            out[OTEL_COLLECTOR] = _yaml(otel_collector(ctx.intent.monitoring.otlp_port),
                                         "otelcol-contrib --config telemetry/otel-collector.yaml")
         return out
 
@@ -173,7 +167,9 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
     {source, interface_name, tx_queue_index}, eos_queues_{ecn_marked_pkts, dropped_pkts,
     transmit_pkts}{source, interface_name, queue_name}, eos_intf_{oper_status (1 up),
     carrier_transitions, port_speed (Mb/s)}{source, interface_name}, eos_bgp_session_state
-    (1 established){source, neighbor}.
+    (1 established){source, neighbor}, eos_bfd_session_state (1 up){source, interface_name and
+    the peer's local discriminator}: openconfig-bfd keys a peer by its local discriminator, not
+    its address, so the routed interface (one BGP peer per /31) names the session.
     """
     def sample(*paths: str) -> dict[str, Any]:
         return {"paths": list(paths), "mode": "stream", "stream-mode": "sample",
@@ -195,6 +191,8 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
                               "/interfaces/interface/ethernet/state/port-speed"),
             "bgp": on_change("/network-instances/network-instance/protocols/protocol/bgp/"
                              "neighbors/neighbor/state/session-state"),
+            # BFD session per routed interface (openconfig-bfd; in the 4.36.1F profile).
+            "bfd": on_change("/bfd/interfaces/interface/peers/peer/state/session-state"),
         },
         "processors": {
             # States the rules compare as numbers: OpenConfig enumerations to 1/0, port-speed
@@ -207,18 +205,20 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
                     {"replace": {"apply-on": "value",
                                  "old": "^(?:.*:)?(DOWN|TESTING|UNKNOWN|DORMANT|NOT_PRESENT|"
                                         "LOWER_LAYER_DOWN|IDLE|CONNECT|ACTIVE|OPENSENT|"
-                                        "OPENCONFIRM)$",
+                                        "OPENCONFIRM|ADMIN_DOWN|INIT)$",
                                  "new": "0"}},
                     {"replace": {"apply-on": "value", "old": "^(?:.*:)?SPEED_([0-9]+)GB$",
                                  "new": "${1}000"}},
                 ]}},
             # One interface label for every path (the qos tree keys interfaces by
-            # interface-id), one neighbour label, and value names cut to their leaf.
+            # interface-id, the bfd tree by id), one neighbour label, and value names cut to
+            # their leaf.
             "fabgen-eos-names": {"event-strings": {
-                "tag-names": ["^interface_interface-id$", "^neighbor_neighbor-address$"],
+                "tag-names": ["^interface_interface-id$", "^interface_id$",
+                              "^neighbor_neighbor-address$"],
                 "value-names": [".*"],
                 "transforms": [
-                    {"replace": {"apply-on": "name", "old": "^interface_interface-id$",
+                    {"replace": {"apply-on": "name", "old": "^interface_(interface-)?id$",
                                  "new": "interface_name"}},
                     {"replace": {"apply-on": "name", "old": "^neighbor_neighbor-address$",
                                  "new": "neighbor"}},
@@ -232,34 +232,43 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
     }
 
 
-def nvue_snippet(sw: Switch, rdma_priority: int, rdma_pg: int, queues: list[int],
-                 destination: str | None, port: int) -> list[dict[str, Any]]:
-    """The `system telemetry` tree of one NVUE switch (Cumulus Linux 5.12, Open Telemetry
-    Export), in startup.yaml's `- set:` form.
+def nvue_telemetry(sw: Switch, rdma_priority: int, rdma_pg: int, queues: list[int],
+                   destination: str | None, port: int) -> dict[str, Any]:
+    """The `system telemetry` tree of one NVUE switch (Cumulus Linux 5.12, "Open Telemetry
+    Export"), as the NVUE target writes it under `system` in startup.yaml.
+
+    Keys, each from that page's commands: `export otlp state enabled`, `export otlp grpc
+    destination <host> port <port>` and `grpc insecure enabled` (no certificate: the default
+    secure mode needs a cert-id), `interface-stats export state enabled`, `interface-stats
+    sample-interval` (1-86400 s), `interface-stats switch-priority <sp>`, `interface-stats
+    ingress-buffer priority-group <pg>`, `interface-stats egress-buffer traffic-class <tc>`,
+    `buffer-stats export state`, `router bgp export state`, `label <name> description <text>`.
+    The page spells one value `state enable` (buffer-stats) where every other export key says
+    `enabled`; `enabled` is written, as `nv show system telemetry` reports it.
 
     Interface statistics with the per-switch-priority counters of the lossless priority (PFC
     pause frames: nvswitch_interface_sp_rx_pause / sp_tx_pause), per-traffic-class counters of
     every queue the plan uses (ECN marks, no-buffer discards), the lossless PG's counters,
     buffer occupancy and watermarks, and BGP peer state. A static device label carries the
-    switch name into every exported series (`device`).
+    switch name into every exported series (`device`). Numbered keys are strings, as in the
+    rest of startup.yaml (the qos tree's switch priorities and traffic classes).
     """
     grpc: dict[str, Any] = {"port": port, "insecure": "enabled"}
     if destination is not None:
         grpc["destination"] = {destination: {"port": port}}
-    telemetry = {
+    return {
         "export": {"otlp": {"state": "enabled", "grpc": grpc}},
         "interface-stats": {
             "export": {"state": "enabled"},
             "sample-interval": OTLP_SAMPLE_INTERVAL_S,
-            "switch-priority": {rdma_priority: {}},
-            "egress-buffer": {"traffic-class": {q: {} for q in queues}},
-            "ingress-buffer": {"priority-group": {rdma_pg: {}}},
+            "switch-priority": {str(rdma_priority): {}},
+            "egress-buffer": {"traffic-class": {str(q): {} for q in queues}},
+            "ingress-buffer": {"priority-group": {str(rdma_pg): {}}},
         },
         "buffer-stats": {"export": {"state": "enabled"}},
         "router": {"bgp": {"export": {"state": "enabled"}}},
         "label": {"device": {"description": sw.name}},
     }
-    return [{"set": {"system": {"telemetry": telemetry}}}]
 
 
 def otel_collector(port: int) -> dict[str, Any]:

@@ -24,6 +24,7 @@ __all__ = [
     "ALL_LINK_KINDS",
     "LINK_KINDS",
     "SM_GROUP_ID",
+    "SM_TRANSCEIVER",
     "FabricView",
     "Group",
     "GroupEdge",
@@ -42,6 +43,8 @@ LINK_KINDS: tuple[LinkKind, ...] = ("node-leaf", "leaf-spine", "spine-core")
 ALL_LINK_KINDS: tuple[LinkKind, ...] = ("node-leaf", "sm-leaf", "leaf-spine", "spine-core")
 # Group id of the subnet-manager hosts' box (drawn in the nodes' row).
 SM_GROUP_ID = "sm_hosts"
+# Transceiver type prefix of the management (subnet-manager) hosts' fabric ports.
+SM_TRANSCEIVER = "management host"
 GroupRole = Literal["hosts", "leaf", "spine", "core"]
 
 
@@ -89,6 +92,12 @@ def transceivers(fabric: Fabric, intent: Intent) -> dict[str, int]:
     for host in fabric.hosts:
         if host.ports:
             counts[host_kind] += math.ceil(len(host.ports) / per_cage)
+    # The management (UFM / OpenSM) hosts' end of their sm-leaf cables, one transceiver per
+    # cabled port: `infiniband.management.ports` are ConnectX ports, and no published cage
+    # layout of a UFM appliance says two share a cage (the report says so beside the table).
+    sm_ports = {(link.a_device, link.a_port) for link in fabric.sm_links}
+    if sm_ports:
+        counts[f"{SM_TRANSCEIVER} 1x{fabric.speed_gbps}G"] += len(sm_ports)
     switch_kinds = sorted((k for k in counts if k.startswith("switch ")), key=natural_key)
     node_kinds = sorted((k for k in counts if not k.startswith("switch ")), key=natural_key)
     return {kind: counts[kind] for kind in (*switch_kinds, *node_kinds)}

@@ -1,4 +1,5 @@
-"""`fabgen verify`: the saved `show` outputs of SONiC and NVUE switches against the plan.
+"""`fabgen verify`: the saved `show` outputs of SONiC and NVUE switches against the plan:
+ports, LLDP, BGP sessions, BFD sessions (when the underlay runs BFD), PFC and the watchdog.
 
 Each difference is one Finding naming the switch, the port (or BGP neighbour) and what the plan
 expects there. Pure functions except `verify_dir`, which reads the saved files.
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.topology.summary import natural_key
@@ -21,7 +23,7 @@ __all__ = ["CHECKS", "Finding", "Report", "format_report", "verify_dir", "verify
            "verify_switch"]
 
 # Check names, in the order findings are printed; `--checks` selects among them.
-CHECKS = ("outputs", "interfaces", "lldp", "bgp", "pfc", "pfc-watchdog")
+CHECKS = ("outputs", "interfaces", "lldp", "bgp", "bfd", "pfc", "pfc-watchdog")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +55,13 @@ Reader = Callable[[str], str | None]  # file name -> its text, None when absent
 
 
 def verify_switch(sw: ExpectedSwitch, read: Reader, plan: QosPlan, limits: MonitoringSpec,
-                  checks: tuple[str, ...] = CHECKS) -> list[Finding]:
-    """Every difference between one switch's saved outputs and its plan."""
+                  checks: tuple[str, ...] = CHECKS,
+                  bfd: underlay.Bfd | None = None) -> list[Finding]:
+    """Every difference between one switch's saved outputs and its plan (`bfd`: the
+    underlay's BFD timers, None when the plan runs no BFD)."""
     out: list[Finding] = []
     texts: dict[str, str] = {}
-    for f in saved.COMMANDS[sw.platform]:
+    for f in saved.commands(sw.platform, bfd is not None):
         text = read(f.name)
         if text is None:
             if "outputs" in checks:
@@ -69,6 +73,8 @@ def verify_switch(sw: ExpectedSwitch, read: Reader, plan: QosPlan, limits: Monit
         out += _sonic(sw, texts, plan, limits, checks)
     else:
         out += _nvue(sw, texts, limits, checks)
+    if bfd is not None and "bfd" in checks and "bfd.json" in texts:
+        out += _bfd(sw, saved.bfd_peers(texts["bfd.json"]), bfd)
     return out
 
 
@@ -129,6 +135,36 @@ def _bgp(sw: ExpectedSwitch, peers: dict[str, dict[str, object]]) -> list[Findin
         if remote is not None and str(remote) != str(s.peer_asn):
             out.append(Finding(sw.name, s.peer_ip, "bgp", f"remote AS {s.peer_asn}",
                                f"AS{remote}"))
+    return out
+
+
+def _bfd(sw: ExpectedSwitch, peers: dict[str, dict[str, object]],
+         bfd: underlay.Bfd) -> list[Finding]:
+    """Every BGP peer has a BFD session that is up and runs the plan's timers. The session is
+    FRR's (SONiC and Cumulus alike): its local receive/transmit intervals are the configured
+    ones, whatever the peer asks for, so a drifted profile shows even while the session is up."""
+    out = []
+    timers = (f"transmit {bfd.interval_ms} ms, receive {bfd.interval_ms} ms, "
+              f"multiplier {bfd.multiplier}")
+    for s in sw.sessions:
+        peer = peers.get(s.peer_ip)
+        want = f"BFD up with {s.peer} via {s.port}"
+        if peer is None:
+            out.append(Finding(sw.name, s.peer_ip, "bfd", want, "no BFD session"))
+            continue
+        status = str(peer.get("status", ""))
+        if status != "up":
+            diagnostic = str(peer.get("diagnostic", ""))
+            got = status or "no status"
+            if diagnostic and diagnostic != "ok":
+                got += f" ({diagnostic})"
+            out.append(Finding(sw.name, s.peer_ip, "bfd", want, got))
+        multiplier = peer.get("detect-multiplier", bfd.multiplier)
+        got_timers = (peer.get("transmit-interval"), peer.get("receive-interval"), multiplier)
+        if got_timers != (bfd.interval_ms, bfd.interval_ms, bfd.multiplier):
+            out.append(Finding(sw.name, s.peer_ip, "bfd", timers,
+                               f"transmit {got_timers[0]} ms, receive {got_timers[1]} ms, "
+                               f"multiplier {got_timers[2]}"))
     return out
 
 
@@ -244,7 +280,7 @@ def _nvue(sw: ExpectedSwitch, texts: dict[str, str], limits: MonitoringSpec,
 
 def verify_dir(switches: tuple[ExpectedSwitch, ...], directory: Path, plan: QosPlan,
                limits: MonitoringSpec, devices: str | None = None,
-               checks: tuple[str, ...] = CHECKS) -> Report:
+               checks: tuple[str, ...] = CHECKS, bfd: underlay.Bfd | None = None) -> Report:
     """Check every selected SONiC and NVUE switch against `directory/<switch>/`."""
     findings: list[Finding] = []
     checked: list[str] = []
@@ -262,7 +298,7 @@ def verify_dir(switches: tuple[ExpectedSwitch, ...], directory: Path, plan: QosP
             return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
         try:
-            findings += verify_switch(sw, read, plan, limits, checks)
+            findings += verify_switch(sw, read, plan, limits, checks, bfd)
         except ValueError as exc:
             findings.append(Finding(sw.name, "", "outputs", "readable saved outputs", str(exc)))
         checked.append(sw.name)
@@ -288,7 +324,8 @@ def verify_intent(intent: Path, directory: Path, devices: str | None = None,
     switches = expected_switches(FabricIndex(build(loaded.intent)), plan)
     if devices is not None and not any(fnmatch.fnmatchcase(s.name, devices) for s in switches):
         raise ValueError(f"--devices {devices!r} matches no switch of {loaded.intent.name}")
-    return verify_dir(switches, directory, plan, loaded.intent.monitoring, devices, checks)
+    return verify_dir(switches, directory, plan, loaded.intent.monitoring, devices, checks,
+                      underlay.plan(loaded.intent).bfd)
 
 
 def format_report(report: Report) -> str:

@@ -10,10 +10,16 @@ SONiC (sonic-utilities show commands; FRR's vtysh):
   pfc.txt           show pfc counters
   pfcwd.txt         show pfcwd stats
   pfcwd-config.txt  show pfcwd config
+  bfd.json          vtysh -c 'show bfd peers json'        (only when underlay.bfd is on)
 Cumulus NVUE (NVUE; lldpd's lldpctl; FRR's vtysh):
   interfaces.json   nv show interface -o json
   lldp.json         lldpctl -f json
   bgp.json          vtysh -c 'show ip bgp summary json'
+  bfd.json          vtysh -c 'show bfd peers json'        (only when underlay.bfd is on)
+
+BFD runs in FRR's bfdd on both (SONiC's frr.conf `bfd` profile, NVUE's `neighbor ... bfd`, which
+Cumulus hands to the same FRR), so one command and one parser serve both. Without BFD in the
+plan bfdd has no sessions and may not run at all, so the file is neither collected nor read.
 
 The text outputs are tabulate tables (a header line, a line of dashes per column, rows); the
 parser cuts columns at the dash runs, so an empty cell or a cell with spaces stays in place.
@@ -29,7 +35,9 @@ from typing import Any
 __all__ = [
     "COMMANDS",
     "SavedFile",
+    "bfd_peers",
     "bgp_peers",
+    "commands",
     "lldp_neighbors_lldpctl",
     "nvue_interfaces",
     "parse_number",
@@ -42,6 +50,7 @@ class SavedFile:
     name: str
     command: str  # run on the switch (as admin / cumulus; sudo where it needs root)
     what: str
+    bfd_only: bool = False  # saved and read only when the plan runs BFD
 
 
 COMMANDS: dict[str, tuple[SavedFile, ...]] = {
@@ -52,13 +61,21 @@ COMMANDS: dict[str, tuple[SavedFile, ...]] = {
         SavedFile("pfc.txt", "show pfc counters", "PFC frames per priority"),
         SavedFile("pfcwd.txt", "show pfcwd stats", "PFC watchdog storms"),
         SavedFile("pfcwd-config.txt", "show pfcwd config", "PFC watchdog settings"),
+        SavedFile("bfd.json", "vtysh -c 'show bfd peers json'", "BFD sessions", bfd_only=True),
     ),
     "nvue": (
         SavedFile("interfaces.json", "nv show interface -o json", "port state, speed, MTU"),
         SavedFile("lldp.json", "sudo lldpctl -f json", "LLDP neighbours"),
         SavedFile("bgp.json", "sudo vtysh -c 'show ip bgp summary json'", "BGP sessions"),
+        SavedFile("bfd.json", "sudo vtysh -c 'show bfd peers json'", "BFD sessions",
+                  bfd_only=True),
     ),
 }
+
+
+def commands(platform: str, bfd: bool) -> tuple[SavedFile, ...]:
+    """The files saved and read for a platform's switch; BFD's only when the plan runs it."""
+    return tuple(f for f in COMMANDS[platform] if bfd or not f.bfd_only)
 
 _DASHES = re.compile(r"-+")
 _RULE = re.compile(r"^\s*-+(\s+-+)*\s*$")
@@ -123,6 +140,20 @@ def bgp_peers(text: str) -> dict[str, dict[str, Any]]:
                 return {str(k): v for k, v in peers.items() if isinstance(v, dict)}
             stack.extend(node.values())
     return {}
+
+
+def bfd_peers(text: str) -> dict[str, dict[str, Any]]:
+    """Sessions of FRR's `show bfd peers json`, by peer address.
+
+    bfdd prints a JSON array with one object per session (bfdd/bfdd_vty.c __display_peer_json):
+    "peer", "interface", "status" (up, down, init, shutdown), "diagnostic", and the local
+    timers "receive-interval" / "transmit-interval" in ms; current releases add
+    "detect-multiplier" (FRR's 2019 bfdd_vty.c did not print it, so it is read when present).
+    """
+    data = _load_json(text, "bfd.json")
+    if not isinstance(data, list):
+        raise ValueError("bfd.json: not the JSON array `show bfd peers json` prints")
+    return {str(p["peer"]): p for p in data if isinstance(p, dict) and "peer" in p}
 
 
 def _name(value: Any) -> str:

@@ -35,4 +35,8 @@ fi
 if ! show pfcwd config > "$dir/pfcwd-config.txt"; then
   echo "collect-sonic: PFC watchdog settings failed; $dir/pfcwd-config.txt is incomplete" >&2
 fi
-echo "saved 6 outputs in $dir"
+# BFD sessions
+if ! vtysh -c 'show bfd peers json' > "$dir/bfd.json"; then
+  echo "collect-sonic: BFD sessions failed; $dir/bfd.json is incomplete" >&2
+fi
+echo "saved 7 outputs in $dir"

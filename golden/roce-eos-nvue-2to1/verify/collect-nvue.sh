@@ -23,4 +23,8 @@ fi
 if ! sudo vtysh -c 'show ip bgp summary json' > "$dir/bgp.json"; then
   echo "collect-nvue: BGP sessions failed; $dir/bgp.json is incomplete" >&2
 fi
-echo "saved 3 outputs in $dir"
+# BFD sessions
+if ! sudo vtysh -c 'show bfd peers json' > "$dir/bfd.json"; then
+  echo "collect-nvue: BFD sessions failed; $dir/bfd.json is incomplete" >&2
+fi
+echo "saved 4 outputs in $dir"
