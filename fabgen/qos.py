@@ -281,6 +281,15 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
                    "from them, and too short a length drops lossless traffic under incast",
                    ("qos",), "set qos." + " and qos.".join(missing) + " to the longest cable "
                    "of each class")
+    name = q.cable_lengths_file
+    if name is not None:
+        # Read from the intent's directory, as infiniband.guids_file: an intent from a pull
+        # request must not make CI read (and quote in its errors) a file outside the repository.
+        parts = name.replace("\\", "/").split("/")
+        if not name or name.startswith(("/", "~")) or ":" in parts[0] or ".." in parts:
+            diags.error(f"{name!r} is not a path inside the intent's directory",
+                        ("qos", "cable_lengths_file"), "put the sheet beside the intent and "
+                        "name it relative to it, without '..'")
     if q.buffer_model == "auto":
         return
     roles = used_platforms(intent)
@@ -288,14 +297,24 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
     specs = {"leaf": t.leaf, "spine": t.spine or t.leaf, "core": t.core or t.spine or t.leaf}
     if t.core is None and t.tiers != 3:
         del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
-    by_model: dict[str, list[str]] = {}
+    # Per model and port split: NVIDIA publishes lookup tables (the traditional model) for
+    # some splits of a switch only (an SN4700 split 2x200G has none).
+    by_model: dict[tuple[str, int], list[str]] = {}
+    speed = sizing.link_speed(intent)
     for role, platform in roles.items():
-        model = specs[role].model
-        if platform == "sonic" and model is not None:
-            by_model.setdefault(model, []).append(role)
-    for model, on in by_model.items():
-        buffers = model_for(model, 1)
+        spec = specs[role]
+        if platform != "sonic" or spec.model is None:
+            continue
+        try:
+            split = sizing.resolve_switch(spec, speed, ("topology", role)).breakout
+        except sizing.SizingError:
+            continue  # the sizing check reports the switch itself
+        by_model.setdefault((spec.model, split), []).append(role)
+    for (model, split), on in by_model.items():
+        buffers = model_for(model, split)
         if buffers is not None and q.buffer_model not in buffers.modes:
-            diags.error(f"{model} ({buffers.family}, {'/'.join(on)}) has no SONiC "
-                        f"{q.buffer_model} buffer model", ("qos", "buffer_model"),
+            how = f" split {split} ways" if split > 1 else ""
+            why = f": {buffers.note}" if buffers.note else ""
+            diags.error(f"{model}{how} ({buffers.family}, {'/'.join(on)}) has no SONiC "
+                        f"{q.buffer_model} buffer model{why}", ("qos", "buffer_model"),
                         f"use {' or '.join(buffers.modes)}, or auto")

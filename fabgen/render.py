@@ -20,6 +20,7 @@ from fabgen.targets import (
     Target,
     alerts,
     anta,
+    cable_lengths,
     cabling,
     collect,
     eos,
@@ -123,10 +124,15 @@ ITEMS_PER_JOB = 8
 
 def context(intent: Intent, base_dir: Path | None,
             warnings: tuple[str, ...] = ()) -> RenderContext:
-    """Build and plan the fabric; the context (and its index) every target renders from."""
-    return RenderContext(intent=intent, fabric=build(intent),
-                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
-                         base_dir=base_dir, warnings=warnings)
+    """Build and plan the fabric; the context (and its index) every target renders from.
+    A RoCE fabric's measured cable lengths are read here, once, so a bad sheet is reported
+    before any file is written (forked workers inherit them)."""
+    ctx = RenderContext(intent=intent, fabric=build(intent),
+                        qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
+                        base_dir=base_dir, warnings=warnings)
+    if ctx.qos is not None:
+        ctx.derived(cable_lengths.cable_lengths)
+    return ctx
 
 
 def warning_lines(loaded: LoadedIntent) -> tuple[str, ...]:
@@ -242,7 +248,11 @@ def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
     intent = loaded.intent
     names = select(only)
     with jobs_module.paused_gc():
-        ctx = context(intent, Path(loaded.source.path).parent, warning_lines(loaded))
+        try:
+            ctx = context(intent, Path(loaded.source.path).parent, warning_lines(loaded))
+        except FabgenError as exc:  # a file the intent names (qos.cable_lengths_file)
+            raise FabgenError([d if d.file else loaded.source.place(d)
+                               for d in exc.diagnostics]) from None
     keep = _device_filter(ctx.fabric, devices) if devices else None
     matching = (lambda d: fnmatch.fnmatchcase(d, devices)) if devices else None
     items = plan_work(ctx, names, jobs, matching)

@@ -45,12 +45,13 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             if not args.json:
                 console.diagnostics(exc.diagnostics)
             continue
-        problem = _dry_render(loaded)
-        if problem is not None:
+        problems = _dry_render(loaded)
+        if problems:
             status = EXIT_INVALID
-            results.append({"file": path, "valid": False, "errors": [problem.render()]})
+            results.append({"file": path, "valid": False,
+                            "errors": [d.render() for d in problems]})
             if not args.json:
-                console.diagnostics([*loaded.warnings, problem])
+                console.diagnostics([*loaded.warnings, *problems])
             continue
         results.append({"file": path, "valid": True,
                         "warnings": [d.render() for d in loaded.warnings]})
@@ -62,8 +63,9 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return status
 
 
-def _dry_render(loaded: LoadedIntent) -> Diagnostic | None:
-    """Render every file in memory and drop it: what render would refuse, validate refuses.
+def _dry_render(loaded: LoadedIntent) -> list[Diagnostic]:
+    """Render every file in memory and drop it: what render would refuse, validate refuses
+    (a file the intent names, such as a cable-length sheet, with its own file:line:col).
     One file at a time, so a large fabric costs time but not memory."""
     from fabgen.render import RenderError, render_iter
 
@@ -74,8 +76,10 @@ def _dry_render(loaded: LoadedIntent) -> Diagnostic | None:
                     for _chunk in content:
                         pass
     except RenderError as exc:
-        return Diagnostic(str(exc), file=loaded.source.path)
-    return None
+        return [Diagnostic(str(exc), file=loaded.source.path)]
+    except FabgenError as exc:
+        return list(exc.diagnostics)
+    return []
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import orjson
 from fabgen.catalog.ports import host_port_name
 from fabgen.intent.units import format_speed
 from fabgen.targets.base import Artifacts, RenderContext, Stream
+from fabgen.targets.cable_lengths import CableLengths, cable_lengths
 from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric, Link
 from fabgen.topology.summary import FabricView, Group, view
@@ -50,12 +51,23 @@ DOT_MAX_GROUPS = 8
 Row = dict[str, Any]
 
 
+# RoCE compute cables: the length PFC headroom is sized for on both ends (measured, or its
+# class's). Fill it in with measured lengths and give the sheet back as qos.cable_lengths_file.
+LENGTH_COLUMN = "length_m"
+
+
+def _has_length(fabric: Fabric) -> bool:
+    return fabric.transport == "roce" and fabric.role == "compute"
+
+
 def columns(fabric: Fabric) -> tuple[str, ...]:
     """CSV columns (and JSON row keys) of this fabric, in order."""
-    return COLUMNS + (ADDRESS_COLUMNS if fabric.transport == "roce" else ())
+    return (COLUMNS + ((LENGTH_COLUMN,) if _has_length(fabric) else ())
+            + (ADDRESS_COLUMNS if fabric.transport == "roce" else ()))
 
 
-def _row(link: Link, index: FabricIndex, roce: bool) -> Row:
+def _row(link: Link, index: FabricIndex, roce: bool,
+         lengths: CableLengths | None = None) -> Row:
     switches = index.switches
     if link.kind in ("node-leaf", "sm-leaf"):
         try:
@@ -78,28 +90,39 @@ def _row(link: Link, index: FabricIndex, roce: bool) -> Row:
         "speed": format_speed(link.speed_gbps),
         "media": link.media,
     }
+    if lengths is not None:
+        row[LENGTH_COLUMN] = lengths.link_m(link)
     if roce:
         row["a_address"] = str(link.a_address) if link.a_address is not None else None
         row["z_address"] = str(link.z_address) if link.z_address is not None else None
     return row
 
 
-def cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> list[Row]:
+def cable_rows(fabric: Fabric, index: FabricIndex | None = None,
+               lengths: CableLengths | None = None) -> list[Row]:
     """One row per cable, in Fabric.links order, then the subnet-manager hosts' cables (kind
     `sm-leaf`, InfiniBand); keys are `columns(fabric)`. `index`: the render's index of
     `fabric` (one is built when it is not given).
 
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
-    on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only).
+    on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only); `length_m`
+    (RoCE compute fabric) the cable's length from `lengths`, None without them.
     """
-    return list(iter_cable_rows(fabric, index))
+    return list(iter_cable_rows(fabric, index, lengths))
 
 
-def iter_cable_rows(fabric: Fabric, index: FabricIndex | None = None) -> Iterator[Row]:
+def iter_cable_rows(fabric: Fabric, index: FabricIndex | None = None,
+                    lengths: CableLengths | None = None) -> Iterator[Row]:
     """cable_rows one at a time: at 131k GPUs the rows as dicts are hundreds of MB."""
     found = index or FabricIndex(fabric)
     roce = fabric.transport == "roce"
-    return (_row(link, found, roce) for links in (fabric.links, fabric.sm_links) for link in links)
+    if not _has_length(fabric):
+        lengths = None
+    rows = (_row(link, found, roce, lengths)
+            for links in (fabric.links, fabric.sm_links) for link in links)
+    if lengths is None and _has_length(fabric):
+        return ({**row, LENGTH_COLUMN: None} for row in rows)
+    return rows
 
 
 def switch_rows(fabric: Fabric) -> list[Row]:
@@ -244,8 +267,11 @@ class CablingTarget:
         """The tables as chunks, a few thousand rows at a time (fabgen.render streams them to
         disk): each table builds its rows afresh rather than holding them all between two."""
         fabric = ctx.fabric
-        yield "cabling/cabling.csv", csv_chunks(fabric, iter_cable_rows(fabric, ctx.index))
-        yield "cabling/cabling.json", json_chunks(fabric, iter_cable_rows(fabric, ctx.index))
+        lengths = ctx.derived(cable_lengths) if ctx.qos is not None else None
+        yield "cabling/cabling.csv", csv_chunks(fabric, iter_cable_rows(fabric, ctx.index,
+                                                                        lengths))
+        yield "cabling/cabling.json", json_chunks(fabric, iter_cable_rows(fabric, ctx.index,
+                                                                          lengths))
         yield "cabling/topology.dot", render_dot(fabric,
                                                  gpus_per_node=ctx.intent.cluster.node.gpus)
         for extra in fabric.extras:

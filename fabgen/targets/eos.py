@@ -44,6 +44,7 @@ from fabgen.catalog.ports import native_lanes, switch_port_name
 from fabgen.qos import EcnProfile, QosPlan
 from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
 
@@ -252,7 +253,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
         "loopback_interfaces": _loopback_interfaces(ctx, switch),
         "ip_routing": _ip_routing(),
         "ip_hardware": _ip_hardware(under),
-        "qos": _qos(plan, switch, ports),
+        "qos": _qos(plan, switch, ctx.derived(cable_lengths).on_ports(switch.name, ports)),
         "router_bfd": _router_bfd(under),
         "router_bgp": _router_bgp(switch, ports, under),
     }
@@ -367,7 +368,8 @@ def _ip_routing() -> bool:
     return True
 
 
-def headroom_notes(plan: QosPlan, switch: Switch, kinds: set[str]) -> list[str]:
+def headroom_notes(plan: QosPlan, switch: Switch,
+                   lengths: dict[str, tuple[int, ...]]) -> list[str]:
     """Why this config carries no PFC headroom lines, as `!` comments [EOS-HR].
 
     EOS reserves no-drop headroom itself; Arista publishes no EOS headroom per speed and cable
@@ -378,9 +380,10 @@ def headroom_notes(plan: QosPlan, switch: Switch, kinds: set[str]) -> list[str]:
     if not plan.pfc_priorities:
         return []
     priorities = ", ".join(str(p) for p in plan.pfc_priorities)
-    lengths = ", ".join(f"{kind} {plan.cable_m(kind)} m" for kind in sorted(kinds))
+    planned = ", ".join(f"{kind} {' / '.join(str(m) for m in metres)} m"
+                        for kind, metres in sorted(lengths.items()))
     notes = [f"PFC headroom of no-drop priority {priorities}: EOS default, NOT sized by fabgen",
-             f"cables planned: {lengths}",
+             f"cables planned: {planned}",
              "Arista publishes no EOS headroom per speed and cable length for this platform"]
     model = buffers.model_for(switch.model, switch.breakout)
     if model is not None and model.table is not None:
@@ -397,7 +400,8 @@ def headroom_notes(plan: QosPlan, switch: Switch, kinds: set[str]) -> list[str]:
     return notes
 
 
-def _qos(plan: QosPlan, switch: Switch, ports: tuple[FabricPort, ...]) -> dict[str, Any]:
+def _qos(plan: QosPlan, switch: Switch,
+         lengths: dict[str, tuple[int, ...]]) -> dict[str, Any]:
     """Global QoS: the DSCP to traffic-class map, the PFC watchdog timers and the headroom note."""
     # Every DSCP is mapped explicitly, grouped per traffic class in traffic-class order (how EOS
     # prints `qos map dscp`). EOS's default DSCP map follows the DSCP's class-selector bits
@@ -408,9 +412,8 @@ def _qos(plan: QosPlan, switch: Switch, ports: tuple[FabricPort, ...]) -> dict[s
         by_tc[priority].append(dscp)
     dscp_maps = [{"dscp": " ".join(str(d) for d in by_tc[tc]), "traffic_class": tc}
                  for tc in sorted(by_tc)]
-    kinds: set[str] = {p.kind for p in ports} or {"leaf-spine"}
     return {"dscp_maps": dscp_maps, "pfc_watchdog": _watchdog(plan),
-            "headroom_notes": headroom_notes(plan, switch, kinds)}
+            "headroom_notes": headroom_notes(plan, switch, lengths)}
 
 
 def _watchdog(plan: QosPlan) -> dict[str, str] | None:

@@ -13,6 +13,7 @@ from fabgen.catalog import buffers
 from fabgen.catalog.buffers import PgProfile
 from fabgen.qos import QosPlan
 from fabgen.targets.base import RenderContext
+from fabgen.targets.cable_lengths import CableLengths, cable_lengths
 from fabgen.topology.model import Switch
 
 __all__ = ["headroom_formulas", "headroom_notes", "headroom_rows"]
@@ -27,39 +28,69 @@ def _bytes(p: PgProfile) -> str:
     return text + " B"
 
 
-def _kinds(ctx: RenderContext, switch: Switch) -> list[str]:
-    kinds = {p.kind for p in ctx.index.ports(switch)}
-    return sorted(kinds, key=list(_CLASS).index)
-
-
-def _representatives(ctx: RenderContext) -> list[Switch]:
-    """One switch per (platform, role, model, split): they all get the same headroom."""
-    seen: dict[tuple[str, str, str, int], Switch] = {}
+def _representatives(ctx: RenderContext) -> list[list[Switch]]:
+    """Per (platform, role, model, split) the switches whose headroom the table must show:
+    the first (they all get the same headroom from the class lengths), and every switch with
+    a measured cable, whose ports may need another row."""
+    lengths = ctx.derived(cable_lengths)
+    seen: dict[tuple[str, str, str, int], list[Switch]] = {}
     for switch in ctx.fabric.switches:
-        seen.setdefault((switch.platform, switch.role, switch.model, switch.breakout), switch)
+        key = (switch.platform, switch.role, switch.model, switch.breakout)
+        if key not in seen:
+            seen[key] = [switch]
+        elif lengths.device_key(switch.name):
+            seen[key].append(switch)
     return list(seen.values())
 
 
-def _sonic_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+def _cable(plan: QosPlan, kind: str, metres: int) -> str:
+    return f"{metres} m" + ("" if metres == plan.cable_m(kind) else " (measured)")
+
+
+def _lengths(ctx: RenderContext, switches: list[Switch]) -> list[tuple[str, int]]:
+    """The distinct (port class, cable length) of these switches' cabled ports."""
+    lengths = ctx.derived(cable_lengths)
+    found: set[tuple[str, int]] = set()
+    for switch in switches:
+        for kind, metres in lengths.on_ports(switch.name, ctx.index.ports(switch)).items():
+            found.update((kind, m) for m in metres)
+    return sorted(found, key=lambda km: (list(_CLASS).index(km[0]), km[1]))
+
+
+def _sonic_rows(ctx: RenderContext, switches: list[Switch],
+                plan: QosPlan) -> list[dict[str, str]]:
+
+    rows: list[tuple[tuple[int, int], dict[str, str]]] = []
+    seen: set[tuple[str, int]] = set()
+    for switch in switches:
+        rows.extend(_sonic_switch_rows(ctx, switch, plan, seen))
+    # By port class, then cable length (sorted is stable: one switch's order otherwise).
+    return [row for _, row in sorted(rows, key=lambda kr: kr[0])]
+
+
+def _sonic_switch_rows(ctx: RenderContext, switch: Switch, plan: QosPlan,
+                       seen: set[tuple[str, int]]
+                       ) -> list[tuple[tuple[int, int], dict[str, str]]]:
     from fabgen.targets import sonic
 
     result = sonic.switch_buffers(ctx, switch)
     model = result.model
-    rows = []
-    seen: set[str] = set()
+    rows: list[tuple[tuple[int, int], dict[str, str]]] = []
     for head in result.ports:
-        if head.port.kind in seen:
+        if (head.port.kind, head.port.cable_m) in seen:
             continue
-        seen.add(head.port.kind)
+        seen.add((head.port.kind, head.port.cable_m))
+        order = (list(_CLASS).index(head.port.kind), head.port.cable_m)
         base = {"platform": "SONiC", "switch": f"{switch.role} {switch.model}",
                 "class": _CLASS[head.port.kind], "speed": f"{head.port.speed_gbps}G",
-                "cable": f"{head.port.cable_m} m"}
+                "cable": _cable(plan, head.port.kind, head.port.cable_m)}
         d = head.derivation
         if model is None or model.layout is None or head.profile is None:
             note = model.note if model is not None else "custom switch: no vendor model"
-            rows.append({**base, "model": f"{result.mode} (platform lookup table)",
-                         "inputs": "-", "formula": "-", "result": "not sized by fabgen",
-                         "vendor": note or "-", "status": "NOT SIZED"})
+            rows.append((order, {**base, "model": f"{result.mode} (platform lookup table)",
+                                 "inputs": "-", "formula": "-",
+                                 "result": "not sized by fabgen", "vendor": note or "-",
+                                 "status": "NOT SIZED"}))
             continue
         if result.mode == "dynamic":
             how = "dynamic: buffermgrd computes it (buffer_headroom_mellanox.lua)"
@@ -81,7 +112,7 @@ def _sonic_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[
         elif model.table is not None and result.mode == "traditional" and head.sized \
                 and head.rebuilt_by_buffermgrd:
             vendor = "= published row"
-        rows.append({
+        rows.append((order, {
             **base,
             "model": f"{model.family}, {how}",
             "inputs": "; ".join(f"{k} {v}" for k, v in d.inputs) if d else "Arista table",
@@ -90,22 +121,41 @@ def _sonic_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[
             "result": _bytes(head.profile),
             "vendor": vendor,
             "status": status,
-        })
+        }))
     return rows
 
 
-def _nvue_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
-    kinds = _kinds(ctx, switch)
-    length = max(plan.cable_m(k) for k in kinds)
-    return [{"platform": "Cumulus NVUE", "switch": f"{switch.role} {switch.model}",
-             "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
-             "cable": f"{plan.cable_m(k)} m", "model": "Cumulus (qos pfc cable-length)",
-             "inputs": f"cable-length {length} m (longest class on this switch)",
-             "formula": "Cumulus internal, not published", "result": "computed on the switch",
-             "vendor": "-", "status": "computed on the switch"} for k in kinds]
+def _nvue_rows(ctx: RenderContext, switches: list[Switch],
+               plan: QosPlan) -> list[dict[str, str]]:
+    from fabgen.targets import nvue
+
+    lengths = ctx.derived(cable_lengths)
+    found: dict[tuple[int, int, str], dict[str, str]] = {}
+    for switch in switches:
+        default, own = nvue.pfc_cable_lengths(ctx, switch)
+        ports = ctx.index.ports(switch)
+        cables = [(p.kind, lengths.link_m(p.link), own.get(p.name)) for p in ports] or [
+            ("leaf-spine", plan.cable_m("leaf-spine"), None)]
+        for kind, metres, profile_m in cables:
+            if profile_m is None:
+                inputs = f"cable-length {default} m (longest class on this switch)"
+            else:
+                inputs = (f"cable-length {profile_m} m (PFC profile "
+                          f"{nvue.measured_profile(profile_m)} of its own)")
+            key = (list(_CLASS).index(kind), metres, inputs)
+            found.setdefault(key, {
+                "platform": "Cumulus NVUE", "switch": f"{switch.role} {switch.model}",
+                "class": _CLASS[kind], "speed": f"{switch.speed_gbps}G",
+                "cable": _cable(plan, kind, metres), "model": "Cumulus (qos pfc cable-length)",
+                "inputs": inputs, "formula": "Cumulus internal, not published",
+                "result": "computed on the switch", "vendor": "-",
+                "status": "computed on the switch"})
+    return [found[key] for key in sorted(found)]
 
 
-def _eos_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+def _eos_rows(ctx: RenderContext, switches: list[Switch],
+              plan: QosPlan) -> list[dict[str, str]]:
+    switch = switches[0]
     model = buffers.model_for(switch.model, switch.breakout)
     vendor = "-"
     if model is not None and model.table is not None:
@@ -116,20 +166,22 @@ def _eos_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[st
                       f"{_bytes(model.table.rows[speed, cables[-1]])} (<= {cables[-1]} m)")
     return [{"platform": "Arista EOS", "switch": f"{switch.role} {switch.model}",
              "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
-             "cable": f"{plan.cable_m(k)} m", "model": "EOS default MMU",
+             "cable": _cable(plan, k, m), "model": "EOS default MMU",
              "inputs": "-", "formula": "no public EOS model", "result": "EOS default",
-             "vendor": vendor, "status": "NOT SIZED"} for k in _kinds(ctx, switch)]
+             "vendor": vendor, "status": "NOT SIZED"} for k, m in _lengths(ctx, switches)]
 
 
-def _unmodelled_rows(ctx: RenderContext, switch: Switch, plan: QosPlan) -> list[dict[str, str]]:
+def _unmodelled_rows(ctx: RenderContext, switches: list[Switch],
+                     plan: QosPlan) -> list[dict[str, str]]:
     """A platform without a headroom statement of its own (one added by the platform recipe
     before its buffer story is written): the report says so instead of implying sizing."""
+    switch = switches[0]
     return [{"platform": switch.platform, "switch": f"{switch.role} {switch.model}",
              "class": _CLASS[k], "speed": f"{switch.speed_gbps}G",
-             "cable": f"{plan.cable_m(k)} m", "model": "none", "inputs": "-",
+             "cable": _cable(plan, k, m), "model": "none", "inputs": "-",
              "formula": f"fabgen has no headroom model for {switch.platform}",
              "result": "platform default", "vendor": "-", "status": "NOT SIZED"}
-            for k in _kinds(ctx, switch)]
+            for k, m in _lengths(ctx, switches)]
 
 
 def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
@@ -138,8 +190,9 @@ def headroom_rows(ctx: RenderContext) -> list[dict[str, str]]:
         return []
     rows: list[dict[str, str]] = []
     builders = {"sonic": _sonic_rows, "nvue": _nvue_rows, "eos": _eos_rows}
-    for switch in _representatives(ctx):
-        rows.extend(builders.get(switch.platform, _unmodelled_rows)(ctx, switch, plan))
+    for switches in _representatives(ctx):
+        platform = switches[0].platform
+        rows.extend(builders.get(platform, _unmodelled_rows)(ctx, switches, plan))
     return rows
 
 
@@ -152,12 +205,19 @@ def headroom_formulas(rows: list[dict[str, str]]) -> list[str]:
     return []
 
 
-def headroom_notes(plan: QosPlan) -> list[str]:
+def headroom_notes(plan: QosPlan, measured: CableLengths | None = None) -> list[str]:
     lengths = [f"hosts {plan.cable_length_m} m (also the NICs' mlnx_qos --cable_len)",
                f"leaf-spine {plan.fabric_cable_length_m} m"]
     if plan.core_cable_length_m is not None:
         lengths.append(f"spine-core {plan.core_cable_length_m} m")
     notes = ["PFC headroom cable lengths: " + ", ".join(lengths)]
+    if measured is not None and measured.by_link:
+        sources = sorted({m.source.rsplit(":", 1)[0] if ":" in m.source else "qos.cable_lengths"
+                          for m in measured.by_link.values()})
+        longer = sum(1 for m in measured.by_link.values() if m.metres > m.class_m)
+        notes.append(f"Measured cable lengths: {len(measured.by_link)} cables "
+                     f"({', '.join(sources)}) replace their class's length on both ends, "
+                     f"{longer} of them longer than it (more headroom on those ports)")
     if plan.cable_defaults:
         notes.append("Default (not measured) cable lengths: "
                      + ", ".join(f"qos.{f}" for f in plan.cable_defaults))

@@ -22,6 +22,7 @@ from fabgen import templating
 from fabgen.catalog import nodes
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.model import Host, HostPort, LinkAddress
 
 __all__ = [
@@ -139,8 +140,10 @@ def host_file_path(host: str) -> str:
 def roce_host_data(ctx: RenderContext, host: Host) -> dict[str, Any]:
     """Per-host values of a RoCE host, one entry per rail in rail order."""
     # Each port's next hop is the leaf end of its /31, on the host's own cables.
-    gateways = {link.a_port: link.z_address for link in ctx.index.links(host.name)
-                if link.kind == "node-leaf" and link.a_device == host.name}
+    cables = {link.a_port: link for link in ctx.index.links(host.name)
+              if link.kind == "node-leaf" and link.a_device == host.name}
+    gateways = {dev: link.z_address for dev, link in cables.items()}
+    lengths = ctx.derived(cable_lengths)
     ports = rail_ports(host)
     addresses: list[str] = []
     gids: list[str] = []
@@ -158,6 +161,8 @@ def roce_host_data(ctx: RenderContext, host: Host) -> dict[str, Any]:
         "addresses": addresses,
         "gateways": leaf_ends,
         "gids": gids,
+        # Each rail's cable, metres: its measured length or qos.cable_length_m.
+        "cable_lens": [lengths.link_m(cables[p.dev]) for p in ports],
     }
 
 

@@ -17,7 +17,9 @@ traffic pool is the switch's one lossless pool, [CL-QOS] Traffic Pools: "You can
 single lossless pool"), and PFC headroom is derived by Cumulus from `cable-length` ([CL-QOS]
 PFC: "NVIDIA recommends that you do not change [xoff/xon/port-buffer] ... let Cumulus Linux
 configure the settings dynamically"). So fabgen writes no traffic-pool, advance-buffer-config,
-xoff-threshold, xon-threshold or port-buffer key: only `cable-length`, from the intent.
+xoff-threshold, xon-threshold or port-buffer key: only `cable-length`, from the intent (the
+global profile's, and a profile per measured length for the ports whose cable was measured
+at another length, [CL-PG]).
 
 Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases renamed some to
 `state: enabled`). Sources each key was checked against (cited as [tag] below):
@@ -50,6 +52,10 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
             BFD timers into `router bfd profile`).
   [CL-IF]   Same guide, "Interface Configuration and Management": `nv set interface <swp>
             link state down` brings a port down administratively.
+  [CL-PG]   Same guide, "Quality of Service", "Port Groups", PFC: a named PFC profile with
+            its own `cable-length` (`nv set qos pfc <profile> switch-priority, tx, rx,
+            cable-length`) bound to ports with `nv set interface <swp> qos pfc profile
+            <profile>` (command reference: Cumulus Linux 5.3.0 and later).
   [CL-OTEL] Same guide, "Open Telemetry Export": the `system telemetry` tree (OTLP export to
             the collector, interface, buffer and BGP statistics, the device label), built by
             fabgen.targets.telemetry.nvue_telemetry so the telemetry pack owns what is streamed.
@@ -70,6 +76,7 @@ from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
 from fabgen.targets import telemetry
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.targets.eos import (
     FabricPort,
     QueueSpec,
@@ -140,8 +147,10 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     under = underlay.plan(ctx.intent)
     adaptive = under.load_balancing.mode == "adaptive"
     return {"set": {
-        "interface": _interface(ctx, switch, ports, plan, adaptive),
-        "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"}),
+        "interface": _interface(ctx, switch, ports, plan, adaptive,
+                                _measured_profiles(ctx, switch, ports, plan)),
+        "qos": _qos(plan, {p.kind for p in ports} or {"leaf-spine"},
+                    _measured_profiles(ctx, switch, ports, plan)),
         "router": _router(switch, adaptive),
         "system": _system(ctx, switch, under, plan),
         "vrf": _vrf(switch, ports, under),
@@ -165,7 +174,7 @@ def _plan(ctx: RenderContext) -> QosPlan:
 # --- builders, one per top-level key ----------------------------------------------------------
 
 def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...],
-               plan: QosPlan, adaptive: bool) -> dict[str, Any]:
+               plan: QosPlan, adaptive: bool, measured: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if switch.breakout > 1:
         # A split port is configured on its parent: `link breakout 2x lanes-per-port 4`
@@ -202,6 +211,9 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
         if watchdog:
             # The watchdog is enabled per port, on ports with PFC [CL-QOS, PFC Watchdog].
             entry["qos"] = {"pfc-watchdog": {"state": "enable"}}
+        if p.name in measured and plan.pfc_priorities:
+            entry.setdefault("qos", {})["pfc"] = {
+                "profile": measured_profile(measured[p.name])}
         if adaptive and p.peer_switch is not None:
             # Every port of the switch's ECMP routes: the fabric links [CL-ECMP].
             entry["router"] = {"adaptive-routing": {"enable": "on"}}
@@ -214,7 +226,38 @@ def _interface(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...]
     return out
 
 
-def _qos(plan: QosPlan, kinds: set[str]) -> dict[str, Any]:
+def _measured_profiles(ctx: RenderContext, switch: Switch, ports: tuple[FabricPort, ...],
+                       plan: QosPlan) -> dict[str, int]:
+    """Port name -> its measured cable's length, for the ports whose length differs from the
+    switch's global PFC profile (they get a PFC profile of their own [CL-PG])."""
+    lengths = ctx.derived(cable_lengths)
+    if not lengths.device_key(switch.name):
+        return {}
+    default = _global_length(plan, {p.kind for p in ports} or {"leaf-spine"})
+    return {p.name: m for p in ports if (m := lengths.link_m(p.link)) != default}
+
+
+def pfc_cable_lengths(ctx: RenderContext, switch: Switch) -> tuple[int, dict[str, int]]:
+    """The cable-length of the switch's global PFC profile, and the ports with a profile of
+    their own (port name -> metres): what the report's headroom table states."""
+    plan = _plan(ctx)
+    ports = ctx.index.ports(switch)
+    return (_global_length(plan, {p.kind for p in ports} or {"leaf-spine"}),
+            _measured_profiles(ctx, switch, ports, plan))
+
+
+def _global_length(plan: QosPlan, kinds: set[str]) -> int:
+    # One global profile: the longest cable class this switch's ports use (too much headroom
+    # only costs buffer; too little drops lossless traffic).
+    return max(plan.cable_m(kind) for kind in kinds)
+
+
+def measured_profile(metres: int) -> str:
+    """The PFC profile of the ports whose measured cable is `metres` long."""
+    return f"cable-{metres}m"
+
+
+def _qos(plan: QosPlan, kinds: set[str], measured: dict[str, int]) -> dict[str, Any]:
     specs = queue_specs(plan, PLATFORM)
     by_queue = {s.queue: s for s in specs}
     queue_of = {c.priority: c.queue for c in plan.classes}
@@ -238,16 +281,22 @@ def _qos(plan: QosPlan, kinds: set[str]) -> dict[str, Any]:
             str(s.queue): _congestion(s) for s in specs}}},
     }
     if plan.pfc_priorities:
-        out["pfc"] = {PROFILE: {
-            "switch-priority": {str(p): {} for p in plan.pfc_priorities},
-            "tx": "enable",
-            "rx": "enable",
-            # metres [CL-QOS, PFC]: Cumulus derives xoff, xon and the port buffer from it
-            # (NVIDIA's own model; [CL-QOS] asks not to set those by hand, so fabgen does not).
-            # One global profile: the longest cable class this switch's ports use (too much
-            # headroom only costs buffer; too little drops lossless traffic).
-            "cable-length": max(plan.cable_m(kind) for kind in kinds),
-        }}
+        def pfc(metres: int) -> dict[str, Any]:
+            return {
+                "switch-priority": {str(p): {} for p in plan.pfc_priorities},
+                "tx": "enable",
+                "rx": "enable",
+                # metres [CL-QOS, PFC]: Cumulus derives xoff, xon and the port buffer from it
+                # (NVIDIA's own model; [CL-QOS] asks not to set those by hand, so fabgen
+                # does not).
+                "cable-length": metres,
+            }
+
+        out["pfc"] = {PROFILE: pfc(_global_length(plan, kinds))}
+        # A measured cable of another length: a profile per length, bound to its ports in
+        # _interface [CL-PG], so each port's headroom is sized for its own cable.
+        for metres in sorted(set(measured.values())):
+            out["pfc"][measured_profile(metres)] = pfc(metres)
         if plan.watchdog.enabled:
             out["pfc-watchdog"] = _watchdog(plan)
     return out

@@ -18,6 +18,7 @@ from fabgen.intent.units import format_ratio, format_speed
 from fabgen.qos import QosPlan, TrafficClass
 from fabgen.targets import headroom_report
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.cable_lengths import CableLengths, cable_lengths
 from fabgen.targets.picture import render_svg
 from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import ROLES, Fabric, Switch
@@ -139,7 +140,7 @@ def _qos_rows(plan: QosPlan) -> list[dict[str, str]]:
     return rows
 
 
-def _qos_notes(plan: QosPlan) -> list[str]:
+def _qos_notes(plan: QosPlan, lengths: CableLengths | None) -> list[str]:
     wd = plan.watchdog
     watchdog = (f"detection {wd.detection_ms} ms, restoration {wd.restoration_ms} ms, "
                 f"poll {wd.poll_ms} ms, action {wd.action}" if wd.enabled else "off")
@@ -148,7 +149,7 @@ def _qos_notes(plan: QosPlan) -> list[str]:
         f"{mtu} ({plan.mtu_note})" if plan.mtu_note else mtu,
         "PFC on priorities: " + ", ".join(str(p) for p in plan.pfc_priorities),
         f"PFC watchdog: {watchdog}",
-        *headroom_report.headroom_notes(plan),
+        *headroom_report.headroom_notes(plan, lengths),
     ]
 
 
@@ -171,8 +172,8 @@ def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
     return rows
 
 
-def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None = None
-                   ) -> dict[str, Any]:
+def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None = None,
+                   lengths: CableLengths | None = None) -> dict[str, Any]:
     """Every value the report template prints, as display-ready strings and lists, for the
     fabric of `index` (the render's).
 
@@ -227,7 +228,7 @@ def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None 
         "bisection_per_gpu": _number(per_gpu),
         "roce": roce,
         "qos": _qos_rows(qos_plan) if roce and qos_plan is not None else [],
-        "qos_notes": _qos_notes(qos_plan) if roce and qos_plan is not None else [],
+        "qos_notes": _qos_notes(qos_plan, lengths) if roce and qos_plan is not None else [],
         "ib": [],
         "warnings": plan["warnings"],
         "picture": "report.svg",
@@ -260,7 +261,8 @@ class ReportTarget:
         return True
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        context = report_context(ctx.index, ctx.intent, ctx.qos)
+        context = report_context(ctx.index, ctx.intent, ctx.qos,
+                                 ctx.derived(cable_lengths) if ctx.qos is not None else None)
         # The validation runbook is the host target's: it knows the devices and NCCL env.
         from fabgen.targets import preflight
 

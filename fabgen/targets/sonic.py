@@ -25,6 +25,7 @@ from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
 from fabgen.targets import sonic_buffers
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.targets.eos import UnsupportedPlan
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Role, Switch
@@ -238,7 +239,8 @@ class _Shapes:
         key = (switch.model, switch.breakout, tuple(port_table),
                tuple(entry["admin_status"] for entry in port_table.values()),
                tuple(entry["speed"] for entry in port_table.values()),
-               ctx.index.port_classes(switch))
+               ctx.index.port_classes(switch),
+               ctx.derived(cable_lengths).device_key(switch.name))
         if key not in self._buffers:
             cables = _cables(ctx, switch, port_table, self.plan)
             self._buffers[key] = _switch_buffers(switch, cables, self.plan)
@@ -472,10 +474,14 @@ def _cables(ctx: RenderContext, switch: Switch, port_table: Table,
     classes = ctx.index.port_classes(switch)
     kinds = dict(zip(ctx.index.port_names(switch), classes, strict=True))
     lanes = native_lanes(switch.model) // switch.breakout
+    # A cabled port takes its cable's measured length where the intent gives one.
+    lengths = ctx.derived(cable_lengths)
+    measured = ({p.name: lengths.link_m(p.link) for p in ctx.index.ports(switch)}
+                if lengths.device_key(switch.name) else {})
     return tuple(sonic_buffers.PortCable(
         name=name, admin_up=entry["admin_status"] == "up",
         speed_gbps=int(entry["speed"]) // 1000, lanes=lanes,
-        cable_m=plan.cable_m(kinds[name]), kind=kinds[name])
+        cable_m=measured.get(name) or plan.cable_m(kinds[name]), kind=kinds[name])
         for name, entry in port_table.items())
 
 

@@ -61,6 +61,7 @@ from fabgen.intent.models.operations import (
     SchedulingSpec,
 )
 from fabgen.intent.models.qos import (
+    CableLength,
     ClassMark,
     EcnSpec,
     ExtraClass,
@@ -84,6 +85,7 @@ __all__ = [
     "BfdSpec",
     "BgpTimersSpec",
     "Bytes",
+    "CableLength",
     "ClassMark",
     "ClusterSpec",
     "Dscp",

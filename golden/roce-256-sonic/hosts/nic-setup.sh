@@ -46,10 +46,10 @@ DSCP2PRIO=(
 )
 # PFC per priority 0..7: only the RDMA priority (3) is lossless.
 PFC="0,0,0,1,0,0,0,0"
-# Longest cable in metres (qos.cable_length_m): the NIC sizes its PFC headroom from it.
+# Each rail's cable length in metres comes from hosts/<host>.env (HOST_CABLE_LENS: measured,
+# or qos.cable_length_m, 5): the NIC sizes its PFC headroom from it.
 # Receive buffers stay in the driver's automatic mode: the plan sets no host buffer sizes or
 # priority-to-buffer map, and a manual --prio2buffer would need both.
-CABLE_LEN_M=5
 # RDMA class: DSCP 26 on priority 3; ToS byte = DSCP << 2 | ECN bits = 106.
 RDMA_TOS=106
 # RDMA-CM default mode: 2 = RoCE v2 (routable UDP/IP, what the L3 fabric carries).
@@ -114,18 +114,21 @@ fi
 [[ -r "$HOST_FILE" ]] || die "no per-host data at $HOST_FILE (use --host NAME or --host-file PATH)"
 # shellcheck source=/dev/null
 source "$HOST_FILE"
-for var in HOST_NAME HOST_NETDEVS HOST_ADDRESSES HOST_GATEWAYS; do
+for var in HOST_NAME HOST_NETDEVS HOST_ADDRESSES HOST_GATEWAYS HOST_CABLE_LENS; do
   declare -p "$var" >/dev/null 2>&1 || die "$HOST_FILE does not set $var"
 done
 [[ "${HOST_NETDEVS[*]}" == "${RAIL_NETDEVS[*]}" ]] ||
   die "$HOST_FILE lists rails ${HOST_NETDEVS[*]}; this profile has ${RAIL_NETDEVS[*]}"
 ((${#HOST_ADDRESSES[@]} == ${#RAIL_NETDEVS[@]} && ${#HOST_GATEWAYS[@]} == ${#RAIL_NETDEVS[@]})) ||
   die "$HOST_FILE needs one address and one gateway per rail"
+((${#HOST_CABLE_LENS[@]} == ${#RAIL_NETDEVS[@]})) || die "$HOST_FILE needs one cable length per rail"
 ipv4='^([0-9]{1,3}[.]){3}[0-9]{1,3}$'
 for i in "${!RAIL_NETDEVS[@]}"; do
   [[ "${HOST_ADDRESSES[i]%/*}" =~ $ipv4 && "${HOST_ADDRESSES[i]#*/}" =~ ^[0-9]{1,2}$ ]] ||
     die "$HOST_FILE: ${HOST_ADDRESSES[i]} is not an IPv4 address/prefix"
   [[ "${HOST_GATEWAYS[i]}" =~ $ipv4 ]] || die "$HOST_FILE: ${HOST_GATEWAYS[i]} is not an IPv4 address"
+  [[ "${HOST_CABLE_LENS[i]}" =~ ^[1-9][0-9]{0,3}$ ]] ||
+    die "$HOST_FILE: cable length ${HOST_CABLE_LENS[i]} is not whole metres"
 done
 step "fabric $FABRIC, host $HOST_NAME ($HOST_FILE)"
 this_host="$(hostname -s 2>/dev/null || true)"
@@ -229,7 +232,7 @@ for i in "${!RAIL_NETDEVS[@]}"; do
   dscp_args=()
   for mapping in "${DSCP2PRIO[@]}"; do dscp_args+=(--dscp2prio "$mapping"); done
   run mlnx_qos -i "$netdev" "${dscp_args[@]}"
-  run mlnx_qos -i "$netdev" --pfc "$PFC" --cable_len "$CABLE_LEN_M"
+  run mlnx_qos -i "$netdev" --pfc "$PFC" --cable_len "${HOST_CABLE_LENS[i]}"
 
   step "$rail: $netdev ECN (DCQCN) on priority 3 only; CNPs on DSCP $CNP_DSCP, priority $CNP_PRIORITY"
   for prio in "${!ECN_ENABLE[@]}"; do
