@@ -31,6 +31,7 @@ from fabgen.targets.base import RenderContext
 from fabgen.targets.ibdm import TARGET, panel_name, render_ibdm
 from fabgen.targets.ibnetdiscover import guid_plan, render_topology, switch_node_id
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric, Switch
 from tests.conftest import INVENTORIES, require_tool
 
@@ -382,9 +383,10 @@ def test_node_name_map_only_with_the_real_guids() -> None:
     intent = load(IB_INVENTORIES[0]).intent
     fabric = build(intent)
     model, nic = intent.cluster.node.model, intent.cluster.node.nic
-    assert f"{OUT}/node-name-map" not in render_ibdm(fabric, None, model, nic)
+    index = FabricIndex(fabric)
+    assert f"{OUT}/node-name-map" not in render_ibdm(index, None, model, nic)
     guids = guid_plan(fabric)  # standing in for an ibnetdiscover of the real fabric
-    text = render_ibdm(fabric, guids, model, nic)[f"{OUT}/node-name-map"]
+    text = render_ibdm(index, guids, model, nic)[f"{OUT}/node-name-map"]
     lines = [line for line in text.splitlines() if not line.startswith("#")]
     cas = {(h.name, hp.nic) for h in (*fabric.hosts, *fabric.sm_hosts) for hp in h.ports}
     assert len(lines) == len(fabric.switches) + len(cas)

@@ -4,6 +4,8 @@ ipaddress."""
 
 from __future__ import annotations
 
+import multiprocessing
+from collections.abc import Callable
 from ipaddress import IPv4Interface
 from pathlib import Path
 
@@ -22,34 +24,53 @@ from fabgen.topology.model import Fabric, LinkAddress
 from tests.conftest import INVENTORIES
 
 
-def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[Fabric]:
-    built: list[Fabric] = []
+def _count_builds(monkeypatch: pytest.MonkeyPatch, log: Path) -> Callable[[], list[str]]:
+    """Count FabricIndex builds in this process and in every --jobs worker: each build appends
+    its fabric's role to `log` (forked workers inherit the patch; a line append is atomic), so
+    a worker that rebuilt an index would show although its memory dies with it."""
     real = FabricIndex.__init__
 
     def counting(self: FabricIndex, fabric: Fabric) -> None:
-        built.append(fabric)
+        with log.open("a", encoding="utf-8") as out:
+            out.write(f"{fabric.name} {fabric.role}\n")
         real(self, fabric)
 
     monkeypatch.setattr(index_module.FabricIndex, "__init__", counting)
-    return built
+    return lambda: log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("intent", INVENTORIES, ids=lambda p: p.stem)
-def test_a_full_render_builds_one_index(intent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    built = _count_builds(monkeypatch)
-    files = render(load(intent), jobs=1)
+def test_a_full_render_builds_one_index(intent: Path, jobs: int, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = _count_builds(monkeypatch, tmp_path / "builds")
+    loaded = load(intent)
+    files = render(loaded, jobs=jobs)
     assert len(files) > 10  # every target ran, not an empty render
     # One index of the compute fabric, which every target read; the storage and management
     # networks (cabled apart, in the cabling plan) get one each, from it, when they exist.
-    assert [f.role for f in built] == ["compute", *(e.role for e in built[0].extras)]
-    assert built[0].name == load(intent).intent.name
+    fabric = build(loaded.intent)
+    expected = [f"{fabric.name} compute", *(f"{e.name} {e.role}" for e in fabric.extras)]
+    built = builds()
+    assert built[0] == f"{fabric.name} compute"  # the parent's, before any worker starts
+    assert sorted(built) == sorted(expected)
+
+
+def test_the_build_count_sees_a_worker_that_rebuilds(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count can fail: an index built inside a --jobs worker is counted by the parent."""
+    builds = _count_builds(monkeypatch, tmp_path / "builds")
+    fabric = build(load(INVENTORIES[0]).intent)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        pool.apply(FabricIndex, (fabric,))
+    assert builds() == [f"{fabric.name} compute"]
 
 
 def test_every_target_of_a_mixed_fabric_shares_the_one_index(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The RoCE inventory with EOS and NVUE switches runs every switch target, the host
     targets, the ANTA catalog and the alerts (which share the expected switch state)."""
-    built = _count_builds(monkeypatch)
+    builds = _count_builds(monkeypatch, tmp_path / "builds")
     intent = next(p for p in INVENTORIES if p.stem == "roce-eos-nvue-2to1")
     loaded = load(intent)
     names = render_module.select(None)
@@ -59,7 +80,7 @@ def test_every_target_of_a_mixed_fabric_shares_the_one_index(
     assert {"eos", "nvue", "nic", "nccl", "preflight", "anta", "alerts", "report"} <= ran
     for item in items:
         render_module.render_item(ctx, item)
-    assert [f.role for f in built] == ["compute"]
+    assert [line.split()[-1] for line in builds()] == ["compute"]
 
 
 def _scan_ports(fabric: Fabric, name: str) -> list[tuple[int, str, str, str | None]]:

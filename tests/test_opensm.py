@@ -27,6 +27,7 @@ from fabgen.targets.ibnetdiscover import (
     root_guids,
 )
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric
 from tests.conftest import require_tool
 
@@ -162,6 +163,35 @@ def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
     am = r.conf_options(files["infiniband/sharp_am.cfg"])
     assert am["root_guids_file"] == master["root_guid_file"]
     assert files["infiniband/topology.ibnet"] == render_topology(fabric, real, real_guids=True)
+
+
+def test_real_guids_are_read_once_per_render(inventory: tuple[Intent, Fabric], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OpenSM, topology, ibdm and bring-up targets share the render's one parse of
+    guids_file (RenderContext.derived), and every one of them prints the real GUIDs."""
+    from fabgen.targets import ibdm
+
+    intent, fabric = inventory
+    real = shifted_plan(fabric)
+    (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
+    parsed: list[int] = []
+    parse = opensm.guids_from_ibnetdiscover
+
+    def counting(text: str, of: Fabric) -> GuidPlan:
+        parsed.append(1)
+        return parse(text, of)
+
+    monkeypatch.setattr(opensm, "guids_from_ibnetdiscover", counting)
+    ctx = RenderContext(intent=with_ib(intent, guids_file="fabric.ibnd"), fabric=fabric,
+                        base_dir=tmp_path)
+    files = {**opensm.TARGET.render(ctx), **opensm.TOPOLOGY_TARGET.render(ctx),
+             **ibdm.TARGET.render(ctx)}
+    bringup = sm_bringup.bringup_markdown(ctx)
+    assert parsed == [1]
+    spine = f"{real.switch_guids['spine-01']:016x}"
+    assert spine in files["infiniband/node-name-map"]
+    assert spine in files["bringup/infiniband/node-name-map"]
+    assert f"{real.port_guids[('ufm01', 0)]:016x}" in bringup
 
 
 def test_target_applies_to_infiniband_only(inventory: tuple[Intent, Fabric]) -> None:
@@ -342,7 +372,7 @@ def test_sl_plan_from_traffic_classes() -> None:
 def test_tenant_partitions_and_qos_policy() -> None:
     fabric = h.make_fat_tree(leaves=4, spines=2, hosts_per_leaf=4, links_per_pair=2)
     plan = guid_plan(fabric)  # as discovered: tenant members are port GUIDs
-    files = opensm.render_opensm(fabric, plan,
+    files = opensm.render_opensm(FabricIndex(fabric), plan,
                                  opensm_plan.settings_from_intent(r.fake_intent(**r.TENANTS)))
     parts = r.parse_partitions(files["infiniband/partitions.conf"])
     assert [p for p, _ in parts] == [0x7FFF, 0x0101, 0x0102]
@@ -381,7 +411,7 @@ def test_standby_sms_stay_full_members_of_the_default_partition() -> None:
     fabric = build(intent)
     real = shifted_plan(fabric)
     settings = opensm_plan.settings_from_intent(intent)
-    text = opensm.render_opensm(fabric, real, settings)["infiniband/partitions.conf"]
+    text = opensm.render_opensm(FabricIndex(fabric), real, settings)["infiniband/partitions.conf"]
     default = r.parse_partitions(text)[0][1]
     standby = f"0x{real.port_guids[('ufm02', 0)]:016x}"
     assert default == [("ALL", False), ("ALL_SWITCHES", True), ("SELF", True), (standby, True)]
@@ -412,7 +442,7 @@ def test_sm_hosts_bind_their_ports_with_priorities() -> None:
     intent = small(management={"hosts": [{"name": n, "port_guids": g}
                                          for n, g in guids.items()]}, sm_priority=12)
     fabric = build(intent)
-    sms = opensm.sm_ports(fabric, None, opensm_plan.settings_from_intent(intent))
+    sms = opensm.sm_ports(FabricIndex(fabric), None, opensm_plan.settings_from_intent(intent))
     assert [(s.host, s.priority, s.guid, s.dedicated) for s in sms] == [
         ("ufm01", 12, 0x0002C90300AA0001, True), ("ufm02", 11, 0x0002C90300BB0001, True)]
     cabled = {(x.a_device, x.a_port): (x.z_device, x.z_port) for x in fabric.sm_links}
@@ -435,11 +465,12 @@ def test_compute_host_as_sm_host() -> None:
     options = r.conf_options(files["infiniband/gpu0002/opensm.conf"])
     assert options["sm_priority"] == "15" and "guid" not in options
     real = shifted_plan(fabric)
-    bound = opensm.render_opensm(fabric, real, opensm_plan.settings_from_intent(intent))
+    bound = opensm.render_opensm(FabricIndex(fabric), real,
+                                 opensm_plan.settings_from_intent(intent))
     assert r.conf_options(bound["infiniband/gpu0002/opensm.conf"])["guid"] == \
         f"0x{real.port_guids[('gpu0002', 0)]:016x}"
     with pytest.raises(FabgenError, match="not a host"):
-        opensm.sm_ports(fabric, None, dataclasses.replace(
+        opensm.sm_ports(FabricIndex(fabric), None, dataclasses.replace(
             opensm_plan.settings_from_intent(intent), sm_host="nope"))
 
 
@@ -522,7 +553,7 @@ def test_guids_from_ibnetdiscover_by_description() -> None:
     assert renamed != discovered
     assert guids_from_ibnetdiscover(renamed, fabric) == real
 
-    files = opensm.render_opensm(fabric, real, opensm_plan.OpenSMSettings())
+    files = opensm.render_opensm(FabricIndex(fabric), real, opensm_plan.OpenSMSettings())
     assert r.guid_lines(files["infiniband/cn_guids.txt"]) == compute_node_guids(fabric, real)
 
     partial = render_topology(h.drop_link(fabric, "node003:0"), real)

@@ -30,6 +30,7 @@ from fabgen.targets.ibnetdiscover import (
     root_guids,
 )
 from fabgen.topology.build import build
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric
 
 try:  # pytest puts tests/ on sys.path while it has no __init__.py, the repo root once it has
@@ -298,7 +299,7 @@ def test_tenant_partitions_run_in_opensm(tmp_path: Path) -> None:
     h.require_tools()
     fabric = h.make_fat_tree(leaves=4, spines=2, hosts_per_leaf=4, links_per_pair=2)
     plan = guid_plan(fabric)
-    files = opensm.render_opensm(fabric, plan,
+    files = opensm.render_opensm(FabricIndex(fabric), plan,
                                  opensm_plan.settings_from_intent(r.fake_intent(**r.TENANTS)))
     files["infiniband/topology.ibnet"] = render_topology(fabric, plan)
     result = r.run_plane(files, fabric, 0, tmp_path)

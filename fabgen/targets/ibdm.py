@@ -40,10 +40,10 @@ from functools import cache
 from fabgen import catalog, templating
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ibnetdiscover import GuidPlan
-from fabgen.targets.opensm import guid_plan_for
-from fabgen.targets.opensm_plan import settings_from_intent
+from fabgen.targets.opensm import real_guids
 from fabgen.topology.groups import compute_hosts
-from fabgen.topology.model import Fabric, Host, Switch
+from fabgen.topology.index import FabricIndex, FabricPort
+from fabgen.topology.model import Host, Switch
 
 __all__ = ["OUT_DIR", "TARGET", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
            "panel_name", "panel_names", "render_ibdm", "switch_type"]
@@ -138,11 +138,13 @@ def _numbered(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(f"   {n} -> {name}" for n, name in enumerate(names, start=1))
 
 
-def render_ibdm(fabric: Fabric, guids: GuidPlan | None, node_model: str, nic_model: str,
+def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic_model: str,
                 sm_kind: str = "opensm") -> Artifacts:
     """bringup/infiniband[/plane<N>]/ibdm.topo, ibnl/<TYPE>.ibnl and, with the fabric's real
     GUIDs (infiniband.guids_file), its node-name-map: fabgen's own GUID plan numbers only the
-    simulated fabric, never a file meant for the real one (as the OpenSM target does)."""
+    simulated fabric, never a file meant for the real one (as the OpenSM target does).
+    `index`: the render's index of the compute fabric, whose ports each switch lists."""
+    fabric = index.fabric
     if fabric.transport != "infiniband":
         raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
     hosts = compute_hosts(fabric)
@@ -171,22 +173,18 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan | None, node_model: str, nic_mod
         if not _SYSTEM_NAME.match(name):
             raise ValueError(f"{name!r} cannot be a system name of an ibdm topology file")
 
-    # switch -> port -> "REMOTE-TYPE REMOTE-NAME REMOTE-PORT"
-    ports: dict[str, dict[int, str]] = {}
     host_names = {name: (kind, host_port_names(h)) for name, (kind, h) in typed.items()}
-    kinds = {sw.name: (switch_type(sw), panel_names(sw.model, sw.breakout, sw.radix))
-             for sw in fabric.switches}
-    for link in (*fabric.links, *fabric.sm_links):
-        z_type, z_names = kinds[link.z_device]
-        if link.kind in ("node-leaf", "sm-leaf"):
-            h_type, h_names = host_names[link.a_device]
-            remote = f"{h_type} {link.a_device} {h_names[link.a_port]}"
-        else:
-            a_type, a_names = kinds[link.a_device]
-            remote = f"{a_type} {link.a_device} {a_names[link.a_port - 1]}"
-            ports.setdefault(link.a_device, {})[link.a_port] = (
-                f"{z_type} {link.z_device} {z_names[link.z_port - 1]}")
-        ports.setdefault(link.z_device, {})[link.z_port] = remote
+
+    def remote(sw: Switch, port: FabricPort) -> str:
+        """What a switch port is cabled to: "REMOTE-TYPE REMOTE-NAME REMOTE-PORT"."""
+        if port.peer_host_port is not None:
+            h_type, h_names = host_names[port.peer]
+            return f"{h_type} {port.peer} {h_names[port.peer_host_port.dev]}"
+        peer = port.peer_switch
+        assert peer is not None
+        link = port.link
+        far = link.z_port if link.a_device == sw.name else link.a_port
+        return f"{switch_type(peer)} {peer.name} {panel_name(peer, far)}"
 
     files: Artifacts = {}
     types = [{"type": i.type, "source": i.source}
@@ -196,12 +194,12 @@ def render_ibdm(fabric: Fabric, guids: GuidPlan | None, node_model: str, nic_mod
         for sw in fabric.switches:
             if sw.plane != plane:
                 continue
-            cabled = ports.get(sw.name, {})
             names = panel_names(sw.model, sw.breakout, sw.radix)
+            cabled = sorted(index.ports(sw), key=lambda p: p.port)
             # one line per port, formatted here: a 131k-GPU plane has 300k of them
             sections.append({"type": switch_type(sw), "name": sw.name,
-                             "ports": [f"   {names[p - 1]} -> {cabled[p]}"
-                                       for p in sorted(cabled)]})
+                             "ports": [f"   {names[p.port - 1]} -> {remote(sw, p)}"
+                                       for p in cabled]})
         where = OUT_DIR if fabric.planes == 1 else f"{OUT_DIR}/plane{plane + 1}"
         scope = f", plane {plane + 1} of {fabric.planes}" if fabric.planes > 1 else ""
         files[f"{where}/ibdm.topo"] = templating.render(
@@ -244,10 +242,8 @@ class IbdmTarget:
         return ctx.fabric.transport == "infiniband"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        settings = settings_from_intent(ctx.intent)
-        guids = guid_plan_for(ctx.fabric, settings, base=ctx.base_dir)
         node = ctx.intent.cluster.node
-        return render_ibdm(ctx.fabric, guids, node.model, node.nic,
+        return render_ibdm(ctx.index, real_guids(ctx), node.model, node.nic,
                            ctx.intent.infiniband.management.kind)
 
 

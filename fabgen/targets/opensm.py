@@ -48,6 +48,7 @@ from fabgen.targets.opensm_plan import (
     settings_from_intent,
     sl_plan,
 )
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Fabric, Host, HostPort
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "out_dir",
     "partitions",
     "plane_files",
+    "real_guids",
     "render_opensm",
     "render_topologies",
     "sm_ports",
@@ -124,6 +126,16 @@ def guid_plan_for(fabric: Fabric, settings: OpenSMSettings, *,
         raise FabgenError.single(str(exc), loc=("infiniband", "guids_file")) from None
 
 
+def real_guids(ctx: RenderContext) -> GuidPlan | None:
+    """The render's real GUIDs (guid_plan_for): the OpenSM, topology, ibdm and bring-up
+    targets all need them, and the files are read and parsed once per render."""
+    return ctx.derived(_read_real_guids)
+
+
+def _read_real_guids(ctx: RenderContext) -> GuidPlan | None:
+    return guid_plan_for(ctx.fabric, settings_from_intent(ctx.intent), base=ctx.base_dir)
+
+
 # --------------------------------------------------------------------------- subnet managers
 
 
@@ -144,12 +156,14 @@ def _port_on(host: Host, plane: int | None) -> HostPort | None:
     return next((hp for hp in host.ports if plane is None or hp.plane == plane), None)
 
 
-def sm_ports(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings,
+def sm_ports(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSettings,
              plane: int | None = None) -> tuple[SmPort, ...]:
     """The subnet managers of a plane, master first: the dedicated management hosts (priority
     sm_priority, one less for each standby, so the election never falls back to comparing
     GUIDs), else the compute host `sm_host`, else none. Each binds its first port on the plane;
-    its GUID comes from the discovered fabric, else from the intent's `port_guids`."""
+    its GUID comes from the discovered fabric, else from the intent's `port_guids`. `index`:
+    the render's index of the fabric, which says where each host port is cabled."""
+    fabric = index.fabric
     if fabric.sm_hosts:
         hosts: list[tuple[Host, bool]] = [(h, True) for h in fabric.sm_hosts]
     elif settings.sm_host is not None:
@@ -161,9 +175,6 @@ def sm_ports(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings,
     else:
         return ()
     given = {h.name: h.port_guids for h in settings.sm_hosts}
-    cabled = {(link.a_device, link.a_port): (link.z_device, link.z_port)
-              for link in (*fabric.links, *fabric.sm_links)
-              if link.kind in ("node-leaf", "sm-leaf")}
     out = []
     for i, (host, dedicated) in enumerate(hosts):
         port = _port_on(host, plane)
@@ -175,7 +186,8 @@ def sm_ports(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings,
         else:
             known = given.get(host.name, ())
             guid = known[port.dev] if port.dev < len(known) else None
-        leaf, leaf_port = cabled[(host.name, port.dev)]
+        leaf, leaf_port = next((link.z_device, link.z_port) for link in index.links(host.name)
+                               if link.a_device == host.name and link.a_port == port.dev)
         out.append(SmPort(host.name, port, leaf, leaf_port, max(settings.sm_priority - i, 0),
                           guid, dedicated))
     return tuple(out)
@@ -320,14 +332,15 @@ def _sm_section(sm: SmPort | None, settings: OpenSMSettings, multi: bool, plane:
     ]}
 
 
-def opensm_data(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings,
+def opensm_data(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSettings,
                 plane: int = 0) -> dict[str, Any]:
     """Everything one plane's files say, display-ready: the target-shaped layer."""
+    fabric = index.fabric
     multi = fabric.planes > 1
     scope = f", plane {plane + 1} of {fabric.planes}" if multi else ""
     where = deploy_dir(fabric, plane)
     in_plane = plane if multi else None
-    sms = sm_ports(fabric, guids, settings, in_plane)
+    sms = sm_ports(index, guids, settings, in_plane)
     parts = partitions(fabric, guids, settings, in_plane, sms)
     plan = sl_plan(settings, {p.name: p.pkey for p in parts})
     fits = ftree_fits(fabric, in_plane)
@@ -497,19 +510,21 @@ def _render_plane(data: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def render_opensm(fabric: Fabric, guids: GuidPlan | None, settings: OpenSMSettings
+def render_opensm(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSettings
                   ) -> Artifacts:
     """Every plane's OpenSM files, {"infiniband[/plane<N>]/<file>": text}.
 
-    guids: the real fabric's GUIDs (from an ibnetdiscover), or None when they are not known:
-    then no file names a GUID the intent does not give.
+    index: the render's index of the fabric. guids: the real fabric's GUIDs (from an
+    ibnetdiscover), or None when they are not known: then no file names a GUID the intent does
+    not give.
     """
+    fabric = index.fabric
     if fabric.transport != "infiniband":
         raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
     files: Artifacts = {}
     for plane in range(max(fabric.planes, 1)):
         prefix = out_dir(fabric, plane)
-        for name, text in _render_plane(opensm_data(fabric, guids, settings, plane)).items():
+        for name, text in _render_plane(opensm_data(index, guids, settings, plane)).items():
             files[f"{prefix}/{name}"] = text
     return files
 
@@ -539,9 +554,7 @@ class OpenSMTarget:
         return ctx.fabric.transport == "infiniband"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        settings = settings_from_intent(ctx.intent)
-        return render_opensm(ctx.fabric, guid_plan_for(ctx.fabric, settings, base=ctx.base_dir),
-                             settings)
+        return render_opensm(ctx.index, real_guids(ctx), settings_from_intent(ctx.intent))
 
 
 class IbTopologyTarget:
@@ -552,9 +565,7 @@ class IbTopologyTarget:
         return ctx.fabric.transport == "infiniband"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        settings = settings_from_intent(ctx.intent)
-        return render_topologies(ctx.fabric,
-                                 guid_plan_for(ctx.fabric, settings, base=ctx.base_dir))
+        return render_topologies(ctx.fabric, real_guids(ctx))
 
 
 TARGET = OpenSMTarget()

@@ -20,6 +20,7 @@ from fabgen.targets import headroom_report
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.cable_lengths import CableLengths, cable_lengths
 from fabgen.targets.picture import render_svg
+from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import ROLES, Fabric, Switch
 from fabgen.topology.summary import ALL_LINK_KINDS, SM_TRANSCEIVER, summarize
 
@@ -75,17 +76,13 @@ def _cable_rows(fabric: Fabric) -> list[dict[str, str]]:
             for kind, media in sorted(counts, key=lambda k: (ALL_LINK_KINDS.index(k[0]), k[1]))]
 
 
-def _hosts_per_leaf(fabric: Fabric) -> list[dict[str, str]]:
+def _hosts_per_leaf(index: FabricIndex) -> list[dict[str, str]]:
     """Leaves grouped by how many host ports and nodes they serve (a partial SU shows apart)."""
-    ports: Counter[str] = Counter()
-    nodes: dict[str, set[str]] = {}
-    for link in fabric.links:
-        if link.kind == "node-leaf":
-            ports[link.z_device] += 1
-            nodes.setdefault(link.z_device, set()).add(link.a_device)
-    shapes: Counter[tuple[int, int]] = Counter(
-        (ports[sw.name], len(nodes.get(sw.name, ()))) for sw in fabric.switches
-        if sw.role == "leaf")
+    shapes: Counter[tuple[int, int]] = Counter()
+    for sw in index.fabric.switches:
+        if sw.role == "leaf":
+            hosts = [link.a_device for link in index.links(sw.name) if link.kind == "node-leaf"]
+            shapes[len(hosts), len(set(hosts))] += 1
     return [{"ports": f"{p:,}", "nodes": f"{n:,}", "leaves": f"{shapes[p, n]:,}"}
             for p, n in sorted(shapes, reverse=True)]
 
@@ -175,13 +172,15 @@ def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
     return rows
 
 
-def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = None,
+def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None = None,
                    lengths: CableLengths | None = None) -> dict[str, Any]:
-    """Every value the report template prints, as display-ready strings and lists.
+    """Every value the report template prints, as display-ready strings and lists, for the
+    fabric of `index` (the render's).
 
     The QoS table comes from `qos_plan` (the context's resolved plan), else from qos.plan(intent)
     for a RoCE fabric, so the report prints the numbers the switches and NICs get.
     """
+    fabric = index.fabric
     roce = fabric.transport == "roce"
     if roce and qos_plan is None:
         qos_plan = qos.plan(intent)
@@ -221,7 +220,7 @@ def report_context(fabric: Fabric, intent: Intent, qos_plan: QosPlan | None = No
         "transceivers_total": f"{sum(plan['transceivers'].values()):,}",
         "sm_transceivers": ", ".join(k for k in plan["transceivers"]
                                      if k.startswith(SM_TRANSCEIVER)),
-        "hosts_per_leaf": _hosts_per_leaf(fabric),
+        "hosts_per_leaf": _hosts_per_leaf(index),
         "oversubscription": _oversubscription_rows(fabric, intent),
         "extras": _extra_rows(fabric),
         "bisection_tbps": _number(Fraction(bisection, 1000)),
@@ -262,7 +261,7 @@ class ReportTarget:
         return True
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        context = report_context(ctx.fabric, ctx.intent, ctx.qos,
+        context = report_context(ctx.index, ctx.intent, ctx.qos,
                                  ctx.derived(cable_lengths) if ctx.qos is not None else None)
         # The validation runbook is the host target's: it knows the devices and NCCL env.
         from fabgen.targets import preflight

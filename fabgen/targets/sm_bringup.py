@@ -14,9 +14,9 @@ from fabgen import templating
 from fabgen.targets.base import RenderContext
 from fabgen.targets.opensm import (
     deploy_dir,
-    guid_plan_for,
     log_file,
     out_dir,
+    real_guids,
     sm_ports,
 )
 from fabgen.targets.opensm_plan import (
@@ -60,13 +60,13 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
     """Everything the bring-up section prints."""
     fabric, intent = ctx.fabric, ctx.intent
     settings = settings_from_intent(intent)
-    guids = guid_plan_for(fabric, settings, base=ctx.base_dir)
+    guids = real_guids(ctx)
     multi = fabric.planes > 1
     planes: list[dict[str, Any]] = []
     firsts: list[str] = []
     for plane in range(fabric.planes):
         in_plane = plane if multi else None
-        sms = sm_ports(fabric, guids, settings, in_plane)
+        sms = sm_ports(ctx.index, guids, settings, in_plane)
         engine = routing_engines(settings, fits_ftree=ftree_fits(fabric, in_plane))
         firsts.append(engine.split(",")[0])
         planes.append({
