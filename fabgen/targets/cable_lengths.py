@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabgen import user_files
 from fabgen.errors import Diagnostic, FabgenError, Loc
 from fabgen.qos import QosPlan
 from fabgen.suggest import closest
@@ -174,29 +175,6 @@ def _cell_columns(line: str) -> list[int]:
     return starts
 
 
-def _read(path: Path, shown: str) -> str:
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise FabgenError.single(f"cannot read {shown}: {exc.strerror}",
-                                 loc=("qos", "cable_lengths_file")) from None
-    if len(raw) > MAX_BYTES:
-        raise FabgenError([Diagnostic(f"larger than {MAX_BYTES // (1024 * 1024)} MiB, fabgen's "
-                                      "limit for a cable-length sheet", file=shown, line=1,
-                                      col=1)])
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise FabgenError([Diagnostic(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save "
-                                      "the sheet as UTF-8 CSV", file=shown, line=line,
-                                      col=col)]) from None
-    return text.removeprefix("\ufeff")  # spreadsheet exports start with a byte-order mark
-
-
 def _sheet_rows(text: str, shown: str) -> Iterator[_Row | Diagnostic]:
     lines = text.splitlines()
     reader = csv.reader(io.StringIO(text))
@@ -306,15 +284,10 @@ def cable_lengths(ctx: RenderContext) -> CableLengths:
         path = base / q.cable_lengths_file
         shown = str(path)
         # qos.check keeps the name inside the directory; a link inside it may still point out.
-        try:
-            outside = not path.resolve().is_relative_to(base.resolve())
-        except OSError:
-            outside = False  # a missing file: _read says so
-        if outside:
-            raise FabgenError.single(f"{q.cable_lengths_file!r} leads outside the intent's "
-                                     "directory (a symbolic link)",
-                                     loc=("qos", "cable_lengths_file"))
-        for item in _sheet_rows(_read(path, shown), shown):
+        text = user_files.read_text(path, what="a cable-length sheet", limit=MAX_BYTES,
+                                    shown=shown, inside=base,
+                                    loc=("qos", "cable_lengths_file"), save_as="UTF-8 CSV")
+        for item in _sheet_rows(text, shown):
             if isinstance(item, Diagnostic):
                 errors.append(item)
             else:
