@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from fabgen import user_files
 from fabgen.natural import natural_key
 from fabgen.output import MANIFEST
 
@@ -51,17 +52,24 @@ def _fmt(path: str) -> Format:
     return "json" if suffix == ".json" else "yaml" if suffix in (".yaml", ".yml") else "text"
 
 
+# The largest file a side may hold: fabgen's largest rendered file is cabling/cabling.json,
+# about 410 bytes a cable (golden renders), some 320 MB for the largest fabric's ~786,000
+# cables (262,144 host ports, three tiers). A backup or planted file beyond this is refused
+# unread rather than taken whole into memory.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
 def _read_dir(root: Path) -> dict[str, str]:
     if not root.is_dir():
         raise DiffError(f"{root}: not a directory")
     out: dict[str, str] = {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
+        # is_file(): a FIFO, socket or device in the directory is not a file to compare;
+        # user_files also refuses one swapped in after this check, without blocking on it.
         if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
-            try:
-                out[rel] = p.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise DiffError(f"{p}: not UTF-8 text") from None
+            out[rel] = user_files.read_text(p, what="a file to compare",
+                                            limit=MAX_FILE_BYTES)
     return out
 
 

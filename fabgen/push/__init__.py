@@ -30,7 +30,13 @@ from fabgen.push.audit import AuditLog, default_path
 from fabgen.push.batches import plan
 from fabgen.push.credentials import Credentials, Redactor, resolve
 from fabgen.push.drivers import DRIVERS, Render
-from fabgen.push.inventory import check_render, devices_for, load_hosts, select
+from fabgen.push.inventory import (
+    check_render,
+    devices_for,
+    load_hosts,
+    read_rendered,
+    select,
+)
 from fabgen.push.results import DeviceError, DeviceReport, PushReport
 
 if TYPE_CHECKING:
@@ -199,11 +205,15 @@ def _run(options: PushOptions, console_print: ConsolePrint,
             continue
         texts: dict[str, str] = {}
         for key, rel in {"config": dev.config_path, **dev.extra_paths}.items():
+            path = render_dir / rel
+            if not path.exists():
+                rep.fail(DeviceError("config", f"no rendered config {path}: "
+                                     "No such file or directory"))
+                continue
             try:
-                texts[key] = (render_dir / rel).read_text(encoding="utf-8")
-            except OSError as exc:
-                rep.fail(DeviceError("config", f"no rendered config {render_dir / rel}: "
-                                     f"{exc.strerror or exc}"))
+                texts[key] = read_rendered(path)
+            except FabgenError as exc:
+                rep.fail(DeviceError("config", str(exc)))
         if rep.failed:
             continue
         configs[dev.name] = Render(texts["config"], frr=texts.get("frr"))
