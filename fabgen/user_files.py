@@ -30,9 +30,10 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 
 
 def _limit_text(limit: int) -> str:
-    if limit >= MiB:
-        return f"{limit // MiB} MiB"
-    return f"{limit // 1024} KiB" if limit >= 1024 else f"{limit} bytes"
+    for unit, size in (("MiB", MiB), ("KiB", 1024)):
+        if limit >= size:
+            return f"{limit // size} {unit}" if limit % size == 0 else f"{limit / size:.1f} {unit}"
+    return f"{limit} bytes"
 
 
 def read_bytes(path: Path, *, what: str, limit: int, shown: str | None = None,
@@ -68,7 +69,8 @@ def read_bytes(path: Path, *, what: str, limit: int, shown: str | None = None,
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise unreadable(exc) from None
-    with os.fdopen(fd, "rb") as fh:
+    try:
+        # fstat before fdopen: io refuses a directory's descriptor with its own OSError.
         st = os.fstat(fd)
         for test, kind in _KINDS:
             if test(st.st_mode):
@@ -76,10 +78,12 @@ def read_bytes(path: Path, *, what: str, limit: int, shown: str | None = None,
         if st.st_size > limit:
             raise FabgenError.single(f"the file is larger than {_limit_text(limit)}, fabgen's "
                                      f"limit for {what}", name, 1, 1)
-        try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             raw = fh.read(limit + 1)
-        except OSError as exc:
-            raise unreadable(exc) from None
+    except OSError as exc:
+        raise unreadable(exc) from None
+    finally:
+        os.close(fd)
     if len(raw) > limit:
         raise FabgenError.single(f"the file is larger than {_limit_text(limit)}, fabgen's "
                                  f"limit for {what}", name, 1, 1)
