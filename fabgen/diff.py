@@ -129,11 +129,41 @@ def device_configs(side: Side) -> dict[str, tuple[str, str]]:
 
 # --- comparing one file -------------------------------------------------------------------
 
+# Rendered configs nest a few levels; the structural diff recurses once per level.
+MAX_DEPTH = 64
+
+
 def _parse(text: str, fmt: Format, where: str) -> Any:
     try:
-        return json.loads(text) if fmt == "json" else yaml.safe_load(text)
+        data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    except RecursionError:  # the parsers recurse once per level of nesting
+        raise DiffError(f"{where}: nested too deeply to compare") from None
     except (ValueError, yaml.YAMLError) as exc:
         raise DiffError(f"{where}: cannot parse as {fmt}: {exc}") from None
+    _bounded(data, len(text), where)
+    return data
+
+
+def _bounded(data: Any, size: int, where: str) -> None:
+    """Refuse a document whose YAML aliases multiply it (a "billion laughs": safe_load shares
+    each alias, and the diff would walk every copy) or that nests deeper than MAX_DEPTH.
+    Without aliases every value takes at least one character of the text, so more values
+    than characters means aliases; the walk stops there, so it costs at most `size` steps."""
+    budget = size + 1
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise DiffError(f"{where}: YAML aliases expand it beyond its own size; fabgen "
+                            "compares plain documents")
+        if depth > MAX_DEPTH:
+            raise DiffError(f"{where}: nested deeper than {MAX_DEPTH} levels; no rendered "
+                            "config does")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -265,3 +265,20 @@ def test_diff_sides(kind: str, tmp_path: Path) -> None:
     os.mkfifo(work / "a" / "leaf2.cfg")  # not a file to compare: skipped, never opened
     code, rss, err = _fabgen(["diff", "a", "b"], work)
     _check(code, rss, err, re.compile(r"^b/leaf2\.cfg:\d+:\d+: "))
+
+
+@needs_proc
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("x.json", "[" * 100_000 + "]" * 100_000, "nested too deeply to compare"),
+    ("x.yaml", "x: " + "[" * 100 + "]" * 100 + "\n", "nested deeper than 64 levels"),
+    ("x.yaml", BOMB, "YAML aliases expand it beyond its own size"),
+])
+def test_diff_documents_that_would_crash_or_hang_the_structural_diff(
+        name: str, text: str, message: str, tmp_path: Path) -> None:
+    """On main: a RecursionError (exit 3) and a billion-laughs walk that never ends."""
+    work = _workdir(tmp_path)
+    for side, body in (("a", "{}\n"), ("b", text)):
+        (work / side).mkdir()
+        (work / side / name).write_text(body)
+    code, rss, err = _fabgen(["diff", "a", "b"], work)
+    _check(code, rss, err, f"error: b/{name}: {message}")
