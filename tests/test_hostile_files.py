@@ -282,3 +282,20 @@ def test_diff_documents_that_would_crash_or_hang_the_structural_diff(
         (work / side / name).write_text(body)
     code, rss, err = _fabgen(["diff", "a", "b"], work)
     _check(code, rss, err, f"error: b/{name}: {message}")
+
+
+def test_cable_length_sheet_bound_grows_with_the_fabric() -> None:
+    """64 MiB holds fabgen's own sheet up to 300,000 cables; the largest fabric (262,144
+    host ports over three tiers, about 800,000 cables) may hand in a sheet three times that."""
+    from types import SimpleNamespace
+
+    from fabgen.targets import cable_lengths
+
+    def limit(cables: int) -> int:
+        fabric = SimpleNamespace(links=[None] * cables, extras=())
+        return cable_lengths._limit(SimpleNamespace(fabric=fabric))  # type: ignore[arg-type]
+
+    mib = 1024 * 1024
+    assert (limit(512), limit(300_000), limit(300_001), limit(800_000)) == (
+        64 * mib, 64 * mib, 128 * mib, 192 * mib)
+    assert limit(800_000) > 800_000 * 150  # about 150 bytes a cable, measured

@@ -35,8 +35,11 @@ from fabgen.topology.model import Link
 __all__ = ["MAX_BYTES", "MAX_M", "CableLengths", "Measured", "cable_lengths", "parse_length"]
 
 # fabgen's own sheet of a 131,072-GPU fabric (about 400,000 cables) is about 60 MB; a sheet
-# larger than this is not a cabling sheet, and is not read into memory.
+# larger than this is not a cabling sheet, and is not read into memory. A fabric of more
+# cables allows MAX_BYTES per 300,000 of them (224 bytes a cable, against about 150 measured):
+# the largest fabric, 262,144 host ports over three tiers (about 800,000 cables), gets 192 MiB.
 MAX_BYTES = 64 * 1024 * 1024
+CABLES_PER_MAX_BYTES = 300_000
 MAX_M = 2000  # as the intent's class lengths (qos.cable_length_m)
 LENGTH_COLUMN = "length_m"
 # Ways a row names its cable, in the order they are tried; each pair is (device, port).
@@ -266,6 +269,11 @@ def _resolve(row: _Row, resolver: _Resolver) -> Link | tuple[str, str]:
     return link
 
 
+def _limit(ctx: RenderContext) -> int:
+    cables = len(ctx.fabric.links) + sum(len(extra.links) for extra in ctx.fabric.extras)
+    return MAX_BYTES * max(1, -(-cables // CABLES_PER_MAX_BYTES))
+
+
 def cable_lengths(ctx: RenderContext) -> CableLengths:
     """The render's cable lengths (use `ctx.derived(cable_lengths)`: read once per render).
     Raises FabgenError with every bad row of the sheet and of `qos.cable_lengths`."""
@@ -284,7 +292,7 @@ def cable_lengths(ctx: RenderContext) -> CableLengths:
         path = base / q.cable_lengths_file
         shown = str(path)
         # qos.check keeps the name inside the directory; a link inside it may still point out.
-        text = user_files.read_text(path, what="a cable-length sheet", limit=MAX_BYTES,
+        text = user_files.read_text(path, what="a cable-length sheet", limit=_limit(ctx),
                                     shown=shown, inside=base,
                                     loc=("qos", "cable_lengths_file"), save_as="UTF-8 CSV")
         for item in _sheet_rows(text, shown):
