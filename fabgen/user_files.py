@@ -90,6 +90,26 @@ def read_bytes(path: Path, *, what: str, limit: int, shown: str | None = None,
     return raw
 
 
+def require_file(path: Path, *, what: str, shown: str | None = None) -> None:
+    """FabgenError unless `path` is a regular file (or missing: the caller creates it). For a
+    file fabgen hands to a library by name or appends to, where an open would block on a
+    FIFO: checked without blocking, nothing read."""
+    name = shown if shown is not None else str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FabgenError.single(f"cannot read: {exc.strerror or exc}", file=name) from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    for test, kind in _KINDS:
+        if test(mode):
+            raise FabgenError.single(f"is {kind}, not a file; expected {what}", file=name)
+
+
 def _line_col(raw: bytes, offset: int) -> tuple[int, int]:
     before = raw[:offset]
     return before.count(b"\n") + 1, offset - (before.rfind(b"\n") + 1) + 1

@@ -299,3 +299,19 @@ def test_cable_length_sheet_bound_grows_with_the_fabric() -> None:
     assert (limit(512), limit(300_000), limit(300_001), limit(800_000)) == (
         64 * mib, 64 * mib, 128 * mib, 192 * mib)
     assert limit(800_000) > 800_000 * 150  # about 150 bytes a cable, measured
+
+
+@needs_proc
+@pytest.mark.parametrize("flag", ["--known-hosts", "--ssh-config", "--audit"])
+def test_push_refuses_a_fifo_it_would_hand_to_ssh_or_append_to(flag: str,
+                                                               tmp_path: Path) -> None:
+    """paramiko opens known_hosts and the ssh config by name, and the audit log is opened
+    for appending: each would block on a FIFO, the audit log after devices were changed."""
+    work = _workdir(tmp_path)
+    (work / "pod.yaml").write_text(ROCE, encoding="utf-8")
+    (work / "hosts.yaml").write_text("leaf-su1-r0: 127.0.0.1:9\n")
+    os.mkfifo(work / "fifo")
+    code, rss, err = _fabgen(["push", "pod.yaml", "--hosts", "hosts.yaml", "--render-dir",
+                              "rendered", flag, "fifo"], work)
+    _check(code, rss, err, "fifo: is a FIFO (named pipe), not a file; expected ")
+    assert sorted(p.name for p in work.iterdir()) == ["fifo", "hosts.yaml", "pod.yaml"]

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from fabgen import user_files
 from fabgen.errors import FabgenError
 from fabgen.push.audit import AuditLog, default_path
 from fabgen.push.batches import plan
@@ -178,6 +179,15 @@ def _run(options: PushOptions, console_print: ConsolePrint,
     render_dir = options.render_dir or Path("out") / loaded.intent.name
     switches = select(fabric, options.devices, options.roles, options.rails)
     hosts = load_hosts(options.hosts, fabric)
+    known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
+    audit_path = options.audit or default_path(render_dir)
+    # Files handed to paramiko/netmiko by name or appended to: a FIFO there would block push
+    # (after some devices were changed, for the audit log), so refuse one before anything.
+    for path, what in ((known_hosts, "an OpenSSH known_hosts file"),
+                       (options.ssh_config, "an OpenSSH client config"),
+                       (audit_path, "push's audit log (JSON lines)")):
+        if path is not None:
+            user_files.require_file(path, what=what)
     devices = devices_for(switches, hosts)
     reachable = [d for d in devices if d.address is not None]
     creds = credentials if credentials is not None else resolve(
@@ -188,9 +198,7 @@ def _run(options: PushOptions, console_print: ConsolePrint,
         console_print(redact(text))
 
     run_id = _new_run_id()
-    audit_path = options.audit or default_path(render_dir)
     audit = AuditLog(audit_path, redact, run_id)
-    known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
     report = PushReport(run_id, fabric.name, options.commit, [], audit_path=str(audit_path))
 
     configs: dict[str, Render] = {}
