@@ -315,3 +315,16 @@ def test_push_refuses_a_fifo_it_would_hand_to_ssh_or_append_to(flag: str,
                               "rendered", flag, "fifo"], work)
     _check(code, rss, err, "fifo: is a FIFO (named pipe), not a file; expected ")
     assert sorted(p.name for p in work.iterdir()) == ["fifo", "hosts.yaml", "pod.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "garbage", "huge"])
+def test_init_beside_a_hostile_schema_file(kind: str, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """init compares an existing schema file with its own: a FIFO hung it, binary garbage
+    was an internal error (UnicodeDecodeError). Now each is a schema that differs."""
+    from fabgen import resources
+
+    _plant(tmp_path / resources.SCHEMA_FILE, kind)
+    result = cli("--no-color", "init", "-o", str(tmp_path / "pod.yaml"))
+    assert result.code == 1, result.err
+    assert f"{resources.SCHEMA_FILE} exists; --force replaces it" in result.err
+    assert not (tmp_path / "pod.yaml").exists()
