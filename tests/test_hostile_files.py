@@ -328,3 +328,18 @@ def test_init_beside_a_hostile_schema_file(kind: str, cli, tmp_path: Path) -> No
     assert result.code == 1, result.err
     assert f"{resources.SCHEMA_FILE} exists; --force replaces it" in result.err
     assert not (tmp_path / "pod.yaml").exists()
+
+
+@needs_proc
+def test_render_into_a_directory_whose_manifest_is_a_fifo(tmp_path: Path) -> None:
+    """The writer reads the output's manifest to know what fabgen owns there: a FIFO at
+    manifest.json hung render (on main); now it is no manifest, so not fabgen's directory."""
+    work = _workdir(tmp_path)
+    (work / "pod.yaml").write_text(ROCE, encoding="utf-8")
+    (work / "out").mkdir()
+    os.mkfifo(work / "out" / "manifest.json")
+    code, rss, err = _fabgen(["render", "pod.yaml", "-o", "out"], work)
+    _check(code, rss, err, "error: ")
+    assert "was not written by fabgen" in err
+    assert [p.name for p in (work / "out").iterdir()] == ["manifest.json"]
+    assert sorted(p.name for p in work.iterdir()) == ["out", "pod.yaml"]
