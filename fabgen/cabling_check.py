@@ -43,6 +43,8 @@ def read_rows(path: Path, limit: int = SHEET_FLOOR_BYTES) -> list[dict[str, Any]
             data = json.loads(text)
         except ValueError as exc:
             raise CablingFileError(f"{path}: not JSON: {exc}") from None
+        except RecursionError:  # json recurses once per level of nesting
+            raise CablingFileError(f"{path}: not a cabling sheet: nested too deeply") from None
         rows = data.get("cables") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise CablingFileError(f"{path}: expected an object with a 'cables' list")

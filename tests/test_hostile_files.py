@@ -343,3 +343,24 @@ def test_render_into_a_directory_whose_manifest_is_a_fifo(tmp_path: Path) -> Non
     assert "was not written by fabgen" in err
     assert [p.name for p in (work / "out").iterdir()] == ["manifest.json"]
     assert sorted(p.name for p in work.iterdir()) == ["out", "pod.yaml"]
+
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def test_deeply_nested_json_sheet_and_saved_output(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """json.loads recurses per level: 100,000 nested lists were a RecursionError (exit 3) in
+    check-cabling and verify on main."""
+    intent = tmp_path / "pod.yaml"
+    intent.write_text(ROCE, encoding="utf-8")
+    (tmp_path / "deep.json").write_text(DEEP_JSON)
+    sheet = cli("--no-color", "check-cabling", str(intent), str(tmp_path / "deep.json"))
+    assert (sheet.code, sheet.err) == (
+        1, f"error: {tmp_path / 'deep.json'}: not a cabling sheet: nested too deeply\n")
+    saved = tmp_path / "saved" / "leaf-su1-r0"
+    saved.mkdir(parents=True)
+    (saved / "bgp.json").write_text(DEEP_JSON)
+    verified = cli("--no-color", "verify", str(intent), str(tmp_path / "saved"))
+    assert verified.code == 1 and "internal error" not in verified.err, verified.err
+    assert "leaf-su1-r0: outputs: expected readable saved outputs, got bgp.json: nested too " \
+           "deeply to be a saved output" in verified.out

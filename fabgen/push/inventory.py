@@ -229,6 +229,8 @@ def check_render(render_dir: Path, intent_sha256: str, paths: Iterable[str]) -> 
         return [str(exc)]
     except ValueError as exc:
         return [f"{render_dir / MANIFEST} is not valid JSON: {exc}"]
+    except RecursionError:  # json recurses once per level of nesting
+        return [f"{render_dir / MANIFEST} is not a fabgen manifest (nested too deeply)"]
     if not isinstance(manifest, dict):
         return [f"{render_dir / MANIFEST} is not a fabgen manifest (not a JSON object)"]
     problems = []
