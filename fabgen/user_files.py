@@ -90,10 +90,11 @@ def read_bytes(path: Path, *, what: str, limit: int, shown: str | None = None,
     return raw
 
 
-def require_file(path: Path, *, what: str, shown: str | None = None) -> None:
-    """FabgenError unless `path` is a regular file (or missing: the caller creates it). For a
-    file fabgen hands to a library by name or appends to, where an open would block on a
-    FIFO: checked without blocking, nothing read."""
+def require_file(path: Path, *, what: str, shown: str | None = None,
+                 limit: int | None = None) -> None:
+    """FabgenError unless `path` is a regular file (or missing: the caller creates it) of at
+    most `limit` bytes. For a file fabgen hands to a library by name or appends to, where an
+    open would block on a FIFO: checked without blocking, nothing read."""
     name = shown if shown is not None else str(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -102,12 +103,15 @@ def require_file(path: Path, *, what: str, shown: str | None = None) -> None:
     except OSError as exc:
         raise FabgenError.single(f"cannot read: {exc.strerror or exc}", file=name) from None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
     finally:
         os.close(fd)
     for test, kind in _KINDS:
-        if test(mode):
+        if test(st.st_mode):
             raise FabgenError.single(f"is {kind}, not a file; expected {what}", file=name)
+    if limit is not None and st.st_size > limit:
+        raise FabgenError.single(f"the file is larger than {_limit_text(limit)}, fabgen's "
+                                 f"limit for {what}", name, 1, 1)
 
 
 def _line_col(raw: bytes, offset: int) -> tuple[int, int]:

@@ -364,3 +364,15 @@ def test_deeply_nested_json_sheet_and_saved_output(cli, tmp_path: Path) -> None:
     assert verified.code == 1 and "internal error" not in verified.err, verified.err
     assert "leaf-su1-r0: outputs: expected readable saved outputs, got bgp.json: nested too " \
            "deeply to be a saved output" in verified.out
+
+
+def test_require_file_bounds_what_a_library_reads_whole(tmp_path: Path) -> None:
+    big = tmp_path / "known_hosts"
+    with big.open("wb") as fh:
+        fh.truncate(65 * 1024 * 1024)
+    with pytest.raises(FabgenError) as exc:
+        user_files.require_file(big, what="an OpenSSH known_hosts file", limit=64 * 1024 * 1024)
+    assert _one(exc) == (f"{big}:1:1: the file is larger than 64 MiB, fabgen's limit for an "
+                         "OpenSSH known_hosts file")
+    user_files.require_file(big, what="an audit log")  # no limit: appended to, never read
+    user_files.require_file(tmp_path / "missing", what="an audit log")  # push creates it

@@ -39,6 +39,7 @@ from fabgen.push.inventory import (
     select,
 )
 from fabgen.push.results import DeviceError, DeviceReport, PushReport
+from fabgen.user_files import MiB
 
 if TYPE_CHECKING:
     from nornir.core import Nornir
@@ -183,11 +184,13 @@ def _run(options: PushOptions, console_print: ConsolePrint,
     audit_path = options.audit or default_path(render_dir)
     # Files handed to paramiko/netmiko by name or appended to: a FIFO there would block push
     # (after some devices were changed, for the audit log), so refuse one before anything.
-    for path, what in ((known_hosts, "an OpenSSH known_hosts file"),
-                       (options.ssh_config, "an OpenSSH client config"),
-                       (audit_path, "push's audit log (JSON lines)")):
+    # paramiko reads the first two whole (known_hosts once per device): a known_hosts line is
+    # at most about 750 bytes (an RSA-4096 key), so 64 MiB is some 90,000 hosts.
+    for path, what, limit in ((known_hosts, "an OpenSSH known_hosts file", 64 * MiB),
+                              (options.ssh_config, "an OpenSSH client config", 16 * MiB),
+                              (audit_path, "push's audit log (JSON lines)", None)):
         if path is not None:
-            user_files.require_file(path, what=what)
+            user_files.require_file(path, what=what, limit=limit)
     devices = devices_for(switches, hosts)
     reachable = [d for d in devices if d.address is not None]
     creds = credentials if credentials is not None else resolve(
