@@ -376,3 +376,11 @@ def test_require_file_bounds_what_a_library_reads_whole(tmp_path: Path) -> None:
                          "OpenSSH known_hosts file")
     user_files.require_file(big, what="an audit log")  # no limit: appended to, never read
     user_files.require_file(tmp_path / "missing", what="an audit log")  # push creates it
+
+
+def test_an_intent_that_is_a_fifo_is_refused_without_blocking(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    fifo = tmp_path / "pod.yaml"
+    os.mkfifo(fifo)
+    result = cli("--no-color", "validate", str(fifo))
+    assert (result.code, result.err) == (
+        1, f"{fifo}: is a FIFO (named pipe), not a file; expected an intent\n")
