@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from fabgen import user_files
 from fabgen.catalog.ports import switch_port_name
 from fabgen.topology.checks import Finding, check_fabric
 from fabgen.topology.model import Fabric, Link
@@ -19,16 +20,31 @@ class CablingFileError(ValueError):
     """The sheet cannot be read; the message names the file, row and column."""
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CablingFileError(f"{path}: cannot read: {exc}") from None
+# A sheet lists the plan's cables, so its bound follows the fabric: fabgen's own cabling.csv
+# takes about 145 bytes a cable and cabling.json about 410 (the golden renders); 1 KiB a
+# cable leaves room for columns a field team adds. The floor covers a small lab's sheet.
+SHEET_FLOOR_BYTES = 1024 * 1024
+SHEET_BYTES_PER_CABLE = 1024
+
+
+def sheet_limit(fabric: Fabric) -> int:
+    """The largest sheet read for this fabric (a larger one is refused unread)."""
+    cables = len(fabric.links) + len(fabric.sm_links) + sum(
+        len(extra.links) + len(extra.sm_links) for extra in fabric.extras)
+    return SHEET_FLOOR_BYTES + SHEET_BYTES_PER_CABLE * cables
+
+
+def read_rows(path: Path, limit: int = SHEET_FLOOR_BYTES) -> list[dict[str, Any]]:
+    """The sheet's rows; a file that is too large, not a regular file or not UTF-8 text is
+    a FabgenError naming it (user_files), and never blocks or fills memory."""
+    text = user_files.read_text(path, what="a cabling sheet", limit=limit)
     if path.suffix == ".json":
         try:
             data = json.loads(text)
         except ValueError as exc:
             raise CablingFileError(f"{path}: not JSON: {exc}") from None
+        except RecursionError:  # json recurses once per level of nesting
+            raise CablingFileError(f"{path}: not a cabling sheet: nested too deeply") from None
         rows = data.get("cables") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise CablingFileError(f"{path}: expected an object with a 'cables' list")
@@ -95,7 +111,7 @@ def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
 
 def check_file(fabric: Fabric, path: Path) -> list[Finding]:
     """Invariant findings of the sheet as cabled, then its differences from the plan."""
-    links = links_from_rows(fabric, read_rows(path), str(path))
+    links = links_from_rows(fabric, read_rows(path, sheet_limit(fabric)), str(path))
     as_cabled = replace(fabric, links=tuple(x for x in links if x.kind != "sm-leaf"),
                         sm_links=tuple(x for x in links if x.kind == "sm-leaf"), extras=())
     return check_fabric(as_cabled) + compare(fabric, links)

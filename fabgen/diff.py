@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from fabgen import user_files
 from fabgen.natural import natural_key
 from fabgen.output import MANIFEST
 
@@ -51,17 +52,24 @@ def _fmt(path: str) -> Format:
     return "json" if suffix == ".json" else "yaml" if suffix in (".yaml", ".yml") else "text"
 
 
+# The largest file a side may hold: fabgen's largest rendered file is cabling/cabling.json,
+# about 410 bytes a cable (golden renders), some 320 MB for the largest fabric's ~786,000
+# cables (262,144 host ports, three tiers). A backup or planted file beyond this is refused
+# unread rather than taken whole into memory.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
 def _read_dir(root: Path) -> dict[str, str]:
     if not root.is_dir():
         raise DiffError(f"{root}: not a directory")
     out: dict[str, str] = {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
+        # is_file(): a FIFO, socket or device in the directory is not a file to compare;
+        # user_files also refuses one swapped in after this check, without blocking on it.
         if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
-            try:
-                out[rel] = p.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise DiffError(f"{p}: not UTF-8 text") from None
+            out[rel] = user_files.read_text(p, what="a file to compare",
+                                            limit=MAX_FILE_BYTES)
     return out
 
 
@@ -121,11 +129,41 @@ def device_configs(side: Side) -> dict[str, tuple[str, str]]:
 
 # --- comparing one file -------------------------------------------------------------------
 
+# Rendered configs nest a few levels; the structural diff recurses once per level.
+MAX_DEPTH = 64
+
+
 def _parse(text: str, fmt: Format, where: str) -> Any:
     try:
-        return json.loads(text) if fmt == "json" else yaml.safe_load(text)
+        data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    except RecursionError:  # the parsers recurse once per level of nesting
+        raise DiffError(f"{where}: nested too deeply to compare") from None
     except (ValueError, yaml.YAMLError) as exc:
         raise DiffError(f"{where}: cannot parse as {fmt}: {exc}") from None
+    _bounded(data, len(text), where)
+    return data
+
+
+def _bounded(data: Any, size: int, where: str) -> None:
+    """Refuse a document whose YAML aliases multiply it (a "billion laughs": safe_load shares
+    each alias, and the diff would walk every copy) or that nests deeper than MAX_DEPTH.
+    Without aliases every value takes at least one character of the text, so more values
+    than characters means aliases; the walk stops there, so it costs at most `size` steps."""
+    budget = size + 1
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise DiffError(f"{where}: YAML aliases expand it beyond its own size; fabgen "
+                            "compares plain documents")
+        if depth > MAX_DEPTH:
+            raise DiffError(f"{where}: nested deeper than {MAX_DEPTH} levels; no rendered "
+                            "config does")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

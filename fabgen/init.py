@@ -6,7 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from fabgen import resources
+from fabgen import resources, user_files
+from fabgen.errors import FabgenError
 
 MODELINE = "# yaml-language-server: $schema="
 
@@ -38,13 +39,23 @@ def starter(example: str, intent: Path, force: bool = False) -> list[Path]:
         if path.is_dir():
             raise InitError(f"{path} is a directory; name a file with -o")
         if path.exists() and not force:
-            if path == schema_path and path.read_text(encoding="utf-8") == text:
+            if path == schema_path and _holds(path, text):
                 continue  # the same schema: another intent in this directory uses it
             raise InitError(f"{path} exists; --force replaces it (nothing was written)")
         todo[path] = text
     for path, text in todo.items():
         _write(path, text)
     return list(todo)
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the file holds exactly `text`: read only that many bytes and one more, and a
+    FIFO, device or undecodable file is simply a different file (never waited on)."""
+    data = text.encode("utf-8")
+    try:
+        return user_files.read_bytes(path, what="fabgen's intent schema", limit=len(data)) == data
+    except FabgenError:
+        return False
 
 
 def _write(path: Path, text: str) -> None:

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from fabgen import __version__
+from fabgen import __version__, user_files
+from fabgen.errors import FabgenError
 from fabgen.serialize import json_text
 
 try:
@@ -133,10 +134,16 @@ def with_streamed_manifest(files: Iterable[FileItem], intent_sha256: str, intent
 
 # --- reading what is on disk ----------------------------------------------------------------
 
+# A manifest is about 100 bytes a file: 5.3 MB for the largest render's 53,271 files.
+MANIFEST_MAX_BYTES = 64 * 1024 * 1024
+
+
 def _manifest_of(directory: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # Bounded, and a FIFO or device at manifest.json is no manifest (never waited on).
+        data = json.loads(user_files.read_bytes(directory / MANIFEST, what="a manifest",
+                                                limit=MANIFEST_MAX_BYTES))
+    except (FabgenError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and "fabgen_version" in data else None
 

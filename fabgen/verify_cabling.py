@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from fabgen import user_files
+from fabgen.targets.ibnetdiscover import MAX_BYTES as IBND_MAX_BYTES
 from fabgen.targets.ibnetdiscover import (
     Discovery,
     GuidPlan,
@@ -316,7 +318,8 @@ def verify_file(
 ) -> list[Finding]:
     """`fabgen verify-cabling INTENT --ibnetdiscover FILE`: load, build, compare.
 
-    Raises fabgen.errors.FabgenError for a bad intent and OSError for an unreadable file.
+    Raises fabgen.errors.FabgenError for a bad intent or an unreadable, oversized, binary or
+    non-regular (FIFO, device) ibnetdiscover file.
     """
     from fabgen.intent import load
     from fabgen.topology.build import build
@@ -324,7 +327,8 @@ def verify_file(
     intent = load(intent_path).intent
     fabric = build(intent)
     settings = settings_from_intent(intent)
-    text = Path(ibnetdiscover_path).read_text(errors="replace")
+    text = user_files.read_text(Path(ibnetdiscover_path), what="an ibnetdiscover output",
+                                limit=IBND_MAX_BYTES)
     guids = guid_plan_for(fabric, settings, base=Path(intent_path).parent)
     return verify(fabric, guids, text, plane=plane, generation=settings.generation,
                   expected_speed=expected_speed, expected_width=expected_width)

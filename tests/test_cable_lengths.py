@@ -230,8 +230,8 @@ def test_a_sheet_larger_than_the_limit_is_not_read(tmp_path: Path,
     with pytest.raises(FabgenError) as err:
         _files(tmp_path, extra="  cable_lengths_file: measured.csv\n", sheet=sheet)
     assert [d.render() for d in err.value.diagnostics] == [
-        f"{tmp_path / 'measured.csv'}:1:1: larger than 0 MiB, fabgen's limit for a "
-        "cable-length sheet"]
+        f"{tmp_path / 'measured.csv'}:1:1: the file is larger than 64 bytes, fabgen's limit "
+        "for a cable-length sheet"]
 
 
 def test_lengths_parse_rounding_up() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fabgen import user_files
 from fabgen.errors import Diagnostic, Diagnostics, FabgenError, Loc
 from fabgen.intent import yaml_tree
 from fabgen.intent.models import Intent
@@ -74,20 +75,6 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def _read_bytes(path: Path, name: str) -> bytes:
-    """At most the size limit plus one byte: a device or a growing file cannot fill memory."""
-    limit = yaml_tree.LIMITS.max_bytes
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(limit + 1)
-    except OSError as exc:
-        raise FabgenError.single(f"cannot read: {exc.strerror}", name) from None
-    if len(raw) > limit:
-        raise FabgenError.single(f"the file is larger than {limit // 1024} KiB, fabgen's limit "
-                                 "for an intent", name, 1, 1)
-    return raw
-
-
 def read_source(path: Path) -> IntentSource:
     """Read and parse the YAML; every failure is one clear line, never a traceback."""
     name = str(path)
@@ -95,18 +82,9 @@ def read_source(path: Path) -> IntentSource:
         raise FabgenError.single("no such file", name)
     if path.is_dir():
         raise FabgenError.single("is a directory; expected an intent YAML file", name)
-    raw = _read_bytes(path, name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise FabgenError.single(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8", name, line,
-            col) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    # Bounded, and a FIFO or device is refused before it can block or stream forever.
+    text = user_files.read_text(path, what="an intent", limit=yaml_tree.LIMITS.max_bytes,
+                                shown=name)
     try:
         tree = yaml_tree.parse(text)
     except yaml_tree.YamlInputError as exc:

@@ -53,6 +53,7 @@ class Limits:
     max_nodes: int = 5_000  # values (scalars, mappings, sequences) once aliases are expanded
     max_scalar: int = 4096  # characters; PATH_MAX, and no field takes more
     max_int_digits: int = 20  # 2**64 has 20 digits; the largest field (an ASN) has 10
+    what: str = "an intent"  # the kind of file, as the limit errors name it
 
 
 LIMITS = Limits()
@@ -146,12 +147,13 @@ class _Reader:
         if self.nodes > self.limits.max_nodes:
             raise YamlInputError(
                 f"more than {self.limits.max_nodes:,} values once aliases are expanded "
-                "(fabgen's limit for an intent; aliases may not multiply a document)", *pos)
+                f"(fabgen's limit for {self.limits.what}; aliases may not multiply a "
+                "document)", *pos)
 
     def depth_check(self, height: int, pos: Pos) -> None:
         if len(self.stack) + height > self.limits.max_depth:
             raise YamlInputError(f"nested deeper than {self.limits.max_depth} levels (fabgen's "
-                                 "limit for an intent)", *pos)
+                                 f"limit for {self.limits.what})", *pos)
 
     def event(self, ev: Event) -> None:
         if isinstance(ev, DocumentStartEvent):
@@ -175,8 +177,8 @@ class _Reader:
             tag = ev.tag
             want = f"{_CORE}map" if isinstance(ev, MappingStartEvent) else f"{_CORE}seq"
             if tag is not None and tag not in ("!", want):
-                raise YamlInputError(f"tag {_short(tag)} is not supported: an intent holds "
-                                     "plain YAML mappings, lists and values", *pos)
+                raise YamlInputError(f"tag {_short(tag)} is not supported: {self.limits.what} "
+                                     "holds plain YAML mappings, lists and values", *pos)
             node = Map(pos) if isinstance(ev, MappingStartEvent) else Seq(pos)
             self.stack.append([node, ev, 1, 0, None, None, False])
         elif isinstance(ev, MappingEndEvent | SequenceEndEvent):
@@ -204,8 +206,9 @@ class _Reader:
                                  f"{self.limits.max_scalar:,})", *pos)
         tag = ev.tag
         if tag is not None and tag != "!" and tag not in _SCALAR_TAGS:
-            raise YamlInputError(f"tag {_short(tag)} is not supported: an intent holds plain "
-                                 "YAML values (strings, numbers, true/false, null)", *pos)
+            raise YamlInputError(f"tag {_short(tag)} is not supported: {self.limits.what} "
+                                 "holds plain YAML values (strings, numbers, true/false, "
+                                 "null)", *pos)
         if tag is None and ev.style is None and ev.implicit[0]:
             return self.resolve(value, pos)
         if tag is None or tag in ("!", f"{_CORE}str"):
@@ -342,7 +345,7 @@ def _flow_depth(text: str, limits: Limits) -> None:
             depth += 1
             if depth >= limits.max_depth:  # the document's own mapping is one level more
                 raise YamlInputError(f"nested deeper than {limits.max_depth} levels (fabgen's "
-                                     "limit for an intent)", line, col)
+                                     f"limit for {limits.what})", line, col)
         elif ch in "]}":
             depth = max(depth - 1, 0)
         prev = "" if prev == "\\" and ch == "\\" else ch

@@ -25,13 +25,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from fabgen import user_files
 from fabgen.errors import FabgenError
 from fabgen.push.audit import AuditLog, default_path
 from fabgen.push.batches import plan
 from fabgen.push.credentials import Credentials, Redactor, resolve
 from fabgen.push.drivers import DRIVERS, Render
-from fabgen.push.inventory import check_render, devices_for, load_hosts, select
+from fabgen.push.inventory import (
+    check_render,
+    devices_for,
+    load_hosts,
+    read_rendered,
+    select,
+)
 from fabgen.push.results import DeviceError, DeviceReport, PushReport
+from fabgen.user_files import MiB
 
 if TYPE_CHECKING:
     from nornir.core import Nornir
@@ -172,6 +180,17 @@ def _run(options: PushOptions, console_print: ConsolePrint,
     render_dir = options.render_dir or Path("out") / loaded.intent.name
     switches = select(fabric, options.devices, options.roles, options.rails)
     hosts = load_hosts(options.hosts, fabric)
+    known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
+    audit_path = options.audit or default_path(render_dir)
+    # Files handed to paramiko/netmiko by name or appended to: a FIFO there would block push
+    # (after some devices were changed, for the audit log), so refuse one before anything.
+    # paramiko reads the first two whole (known_hosts once per device): a known_hosts line is
+    # at most about 750 bytes (an RSA-4096 key), so 64 MiB is some 90,000 hosts.
+    for path, what, limit in ((known_hosts, "an OpenSSH known_hosts file", 64 * MiB),
+                              (options.ssh_config, "an OpenSSH client config", 16 * MiB),
+                              (audit_path, "push's audit log (JSON lines)", None)):
+        if path is not None:
+            user_files.require_file(path, what=what, limit=limit)
     devices = devices_for(switches, hosts)
     reachable = [d for d in devices if d.address is not None]
     creds = credentials if credentials is not None else resolve(
@@ -182,9 +201,7 @@ def _run(options: PushOptions, console_print: ConsolePrint,
         console_print(redact(text))
 
     run_id = _new_run_id()
-    audit_path = options.audit or default_path(render_dir)
     audit = AuditLog(audit_path, redact, run_id)
-    known_hosts = options.known_hosts or Path.home() / ".ssh" / "known_hosts"
     report = PushReport(run_id, fabric.name, options.commit, [], audit_path=str(audit_path))
 
     configs: dict[str, Render] = {}
@@ -199,11 +216,15 @@ def _run(options: PushOptions, console_print: ConsolePrint,
             continue
         texts: dict[str, str] = {}
         for key, rel in {"config": dev.config_path, **dev.extra_paths}.items():
+            path = render_dir / rel
+            if not path.exists():
+                rep.fail(DeviceError("config", f"no rendered config {path}: "
+                                     "No such file or directory"))
+                continue
             try:
-                texts[key] = (render_dir / rel).read_text(encoding="utf-8")
-            except OSError as exc:
-                rep.fail(DeviceError("config", f"no rendered config {render_dir / rel}: "
-                                     f"{exc.strerror or exc}"))
+                texts[key] = read_rendered(path)
+            except FabgenError as exc:
+                rep.fail(DeviceError("config", str(exc)))
         if rep.failed:
             continue
         configs[dev.name] = Render(texts["config"], frr=texts.get("frr"))

@@ -22,11 +22,10 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import YAMLError
-
+from fabgen import user_files
 from fabgen.errors import Diagnostic, FabgenError
+from fabgen.intent import yaml_tree
+from fabgen.intent.yaml_tree import Map
 from fabgen.output import MANIFEST
 from fabgen.suggest import close_matches
 from fabgen.topology.model import Fabric, Switch
@@ -113,44 +112,61 @@ def parse_address(value: Any) -> Address:
     return Address(host, port_number)
 
 
+# A hosts file names each switch of the fabric at most once (any other key is an error), so
+# its bounds follow the fabric rather than a fixed size: an entry is a switch name, a host of
+# at most 253 characters (a DNS name, RFC 1035 2.3.4) and a port, 512 bytes with room for a
+# comment; its longest form, `name: {host: h, port: p}`, is 6 values. The floor covers a lab
+# of a few switches with a commented header. A hostile file for a small fabric is so refused
+# in milliseconds, before ruamel's pure-Python scanner spends seconds on it.
+HOSTS_FLOOR_BYTES = 64 * 1024
+HOSTS_BYTES_PER_SWITCH = 512
+HOSTS_VALUES_PER_SWITCH = 8
+
+
+def hosts_limits(switches: int) -> yaml_tree.Limits:
+    """What a hosts file for a fabric of `switches` switches may be."""
+    return yaml_tree.Limits(
+        max_bytes=HOSTS_FLOOR_BYTES + HOSTS_BYTES_PER_SWITCH * switches,
+        max_depth=4,  # the file's mapping, an entry's {host, port}, and slack for the error
+        max_nodes=64 + HOSTS_VALUES_PER_SWITCH * switches,
+        max_scalar=1024, max_int_digits=20, what="a hosts file")
+
+
 def load_hosts(path: Path, fabric: Fabric) -> dict[str, Address]:
-    """Read the hosts file; every error of the file at once, with its line and column."""
+    """Read the hosts file; every error of the file at once, with its line and column.
+
+    Read as the intent is (user_files, yaml_tree): bounded in size, nesting and values once
+    aliases are expanded, never blocking on a FIFO, every failure one `file:line:col` line.
+    """
     shown = str(path)
+    limits = hosts_limits(len(fabric.switches))
+    text = user_files.read_text(path, what="a hosts file", limit=limits.max_bytes, shown=shown)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FabgenError.single(f"cannot read hosts file: {exc.strerror or exc}",
-                                 file=shown) from None
-    try:
-        tree = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise FabgenError.single(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
-                                 line=mark.line + 1 if mark else None,
-                                 col=mark.column + 1 if mark else None) from None
+        tree = yaml_tree.parse(text, limits)
+    except yaml_tree.YamlInputError as exc:
+        raise FabgenError.single(exc.message, file=shown, line=exc.line or None,
+                                 col=exc.col or None) from None
     if tree is None:
-        tree = CommentedMap()
-    if not isinstance(tree, CommentedMap):
+        tree = Map((1, 1))
+    if not isinstance(tree, Map):
         raise FabgenError.single("expected a mapping of switch name to address", file=shown,
                                  line=1, col=1)
     names = {s.name for s in fabric.switches}
     errors: list[Diagnostic] = []
     out: dict[str, Address] = {}
     for key, value in tree.items():
-        line, col = tree.lc.key(key)
-        where = {"file": shown, "line": line + 1, "col": col + 1}
+        line, col = tree.key_pos[key]
         name = str(key)
         if name not in names:
             near = close_matches(name, names)
             hint = f"did you mean {', '.join(near)}?" if near else None
             errors.append(Diagnostic(f"{name}: no switch of {fabric.name} has this name",
-                                     hint=hint, **where))
+                                     file=shown, line=line, col=col, hint=hint))
             continue
         try:
-            plain = dict(value) if isinstance(value, CommentedMap) else value
-            out[name] = parse_address(plain)
+            out[name] = parse_address(dict(value) if isinstance(value, Map) else value)
         except ValueError as exc:
-            errors.append(Diagnostic(f"{name}: {exc}", **where))
+            errors.append(Diagnostic(f"{name}: {exc}", file=shown, line=line, col=col))
     if errors:
         raise FabgenError(errors)
     return out
@@ -189,16 +205,34 @@ def devices_for(switches: Iterable[Switch], hosts: dict[str, Address]) -> list[D
             for s in switches]
 
 
+# The largest file push reads from a render directory. A rendered config is about 3 KB a
+# port (golden roce-256-sonic: a 64-port spine's config_db.json is 197 KB), 1.6 MB for a
+# 512-port switch; the manifest is about 100 bytes a file, 5.3 MB for the largest render's
+# 53,271 files. 64 MiB is far above both, and keeps a planted huge file out of memory.
+RENDERED_MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_rendered(path: Path) -> str:
+    """A file of a render directory: bounded, not a FIFO or device, UTF-8 (user_files)."""
+    return user_files.read_text(path, what="a rendered file", limit=RENDERED_MAX_BYTES)
+
+
 def check_render(render_dir: Path, intent_sha256: str, paths: Iterable[str]) -> list[str]:
     """Problems that make a render directory unsafe to push: not a fabgen render, rendered
     from another intent, or a file edited since it was rendered (its manifest hash differs)."""
-    try:
-        manifest = json.loads((render_dir / MANIFEST).read_text(encoding="utf-8"))
-    except OSError:
+    if not (render_dir / MANIFEST).exists():
         return [f"{render_dir} has no {MANIFEST}: render it with `fabgen render INTENT "
                 f"-o {render_dir}` first"]
+    try:
+        manifest = json.loads(read_rendered(render_dir / MANIFEST))
+    except FabgenError as exc:
+        return [str(exc)]
     except ValueError as exc:
         return [f"{render_dir / MANIFEST} is not valid JSON: {exc}"]
+    except RecursionError:  # json recurses once per level of nesting
+        return [f"{render_dir / MANIFEST} is not a fabgen manifest (nested too deeply)"]
+    if not isinstance(manifest, dict):
+        return [f"{render_dir / MANIFEST} is not a fabgen manifest (not a JSON object)"]
     problems = []
     rendered_from = manifest.get("intent", {}).get("sha256")
     if rendered_from != intent_sha256:
@@ -212,7 +246,13 @@ def check_render(render_dir: Path, intent_sha256: str, paths: Iterable[str]) -> 
         if rel not in files:
             problems.append(f"{rel} is not in {MANIFEST}: it was not written by this render")
             continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            data = user_files.read_bytes(path, what="a rendered file",
+                                         limit=RENDERED_MAX_BYTES)
+        except FabgenError as exc:
+            problems.append(str(exc))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
         if digest != files[rel]:
             problems.append(f"{rel} was changed after rendering (its sha256 is not the "
                             "manifest's); render again rather than editing rendered files")

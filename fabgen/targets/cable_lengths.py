@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabgen import user_files
 from fabgen.errors import Diagnostic, FabgenError, Loc
 from fabgen.qos import QosPlan
 from fabgen.suggest import closest
@@ -34,8 +35,11 @@ from fabgen.topology.model import Link
 __all__ = ["MAX_BYTES", "MAX_M", "CableLengths", "Measured", "cable_lengths", "parse_length"]
 
 # fabgen's own sheet of a 131,072-GPU fabric (about 400,000 cables) is about 60 MB; a sheet
-# larger than this is not a cabling sheet, and is not read into memory.
+# larger than this is not a cabling sheet, and is not read into memory. A fabric of more
+# cables allows MAX_BYTES per 300,000 of them (224 bytes a cable, against about 150 measured):
+# the largest fabric, 262,144 host ports over three tiers (about 800,000 cables), gets 192 MiB.
 MAX_BYTES = 64 * 1024 * 1024
+CABLES_PER_MAX_BYTES = 300_000
 MAX_M = 2000  # as the intent's class lengths (qos.cable_length_m)
 LENGTH_COLUMN = "length_m"
 # Ways a row names its cable, in the order they are tried; each pair is (device, port).
@@ -174,29 +178,6 @@ def _cell_columns(line: str) -> list[int]:
     return starts
 
 
-def _read(path: Path, shown: str) -> str:
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise FabgenError.single(f"cannot read {shown}: {exc.strerror}",
-                                 loc=("qos", "cable_lengths_file")) from None
-    if len(raw) > MAX_BYTES:
-        raise FabgenError([Diagnostic(f"larger than {MAX_BYTES // (1024 * 1024)} MiB, fabgen's "
-                                      "limit for a cable-length sheet", file=shown, line=1,
-                                      col=1)])
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise FabgenError([Diagnostic(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save "
-                                      "the sheet as UTF-8 CSV", file=shown, line=line,
-                                      col=col)]) from None
-    return text.removeprefix("\ufeff")  # spreadsheet exports start with a byte-order mark
-
-
 def _sheet_rows(text: str, shown: str) -> Iterator[_Row | Diagnostic]:
     lines = text.splitlines()
     reader = csv.reader(io.StringIO(text))
@@ -288,6 +269,11 @@ def _resolve(row: _Row, resolver: _Resolver) -> Link | tuple[str, str]:
     return link
 
 
+def _limit(ctx: RenderContext) -> int:
+    cables = len(ctx.fabric.links) + sum(len(extra.links) for extra in ctx.fabric.extras)
+    return MAX_BYTES * max(1, -(-cables // CABLES_PER_MAX_BYTES))
+
+
 def cable_lengths(ctx: RenderContext) -> CableLengths:
     """The render's cable lengths (use `ctx.derived(cable_lengths)`: read once per render).
     Raises FabgenError with every bad row of the sheet and of `qos.cable_lengths`."""
@@ -306,15 +292,10 @@ def cable_lengths(ctx: RenderContext) -> CableLengths:
         path = base / q.cable_lengths_file
         shown = str(path)
         # qos.check keeps the name inside the directory; a link inside it may still point out.
-        try:
-            outside = not path.resolve().is_relative_to(base.resolve())
-        except OSError:
-            outside = False  # a missing file: _read says so
-        if outside:
-            raise FabgenError.single(f"{q.cable_lengths_file!r} leads outside the intent's "
-                                     "directory (a symbolic link)",
-                                     loc=("qos", "cable_lengths_file"))
-        for item in _sheet_rows(_read(path, shown), shown):
+        text = user_files.read_text(path, what="a cable-length sheet", limit=_limit(ctx),
+                                    shown=shown, inside=base,
+                                    loc=("qos", "cable_lengths_file"), save_as="UTF-8 CSV")
+        for item in _sheet_rows(text, shown):
             if isinstance(item, Diagnostic):
                 errors.append(item)
             else:

@@ -19,6 +19,7 @@ from fabgen.topology.model import Fabric, Host, Link, Role, Switch
 
 __all__ = [
     "CA_GUID_BASE",
+    "MAX_BYTES",
     "MAX_LINE",
     "MAX_SWITCH_PORTS",
     "SWITCH_GUID_BASE",
@@ -50,6 +51,13 @@ _MIN_CA_STRIDE = 0x10
 
 # ibsim reads lines into a 256-byte buffer; a longer line would be split and misparsed.
 MAX_LINE = 254
+# The largest ibnetdiscover output fabgen reads. One output describes one subnet, and a subnet
+# has at most 49,151 unicast LIDs, one per CA port and one per switch (0x0001-0xBFFF:
+# IB_LID_UCAST_END_HO in linux-rdma/opensm include/iba/ib_types.h). fabgen's own rendering of
+# ib-ndr-1024 in this format is 345 KB for 1,068 nodes (323 bytes a node); a real output also
+# prints lids, widths and vendid/devid/sysimgguid lines, so allow 4x that, 1,300 bytes a node:
+# 49,151 x 1,300 = 64 MB. A larger file is no ibnetdiscover output and is not read.
+MAX_BYTES = 64 * 1024 * 1024
 # Measured: 254 ports per switch reach SUBNET UP, 255 never does (ibsim.md).
 MAX_SWITCH_PORTS = 254
 

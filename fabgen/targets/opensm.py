@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabgen import templating
+from fabgen import templating, user_files
 from fabgen.errors import FabgenError
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.ibnetdiscover import MAX_BYTES as IBND_MAX_BYTES
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
     compute_node_guids,
@@ -111,15 +112,15 @@ def guid_plan_for(fabric: Fabric, settings: OpenSMSettings, *,
     if not settings.guids_files:
         return None
     texts = []
+    inside = base if base is not None else Path(".")
     for i, name in enumerate(settings.guids_files):
         path = Path(name)
         if base is not None and not path.is_absolute():
             path = base / path
-        try:
-            texts.append(path.read_text(errors="replace"))
-        except OSError as exc:
-            raise FabgenError.single(f"cannot read {path}: {exc.strerror}",
-                                     loc=("infiniband", "guids_file", i)) from None
+        # Bounded, not a FIFO or device, UTF-8, and not through a link out of the directory.
+        texts.append(user_files.read_text(path, what="an ibnetdiscover output",
+                                          limit=IBND_MAX_BYTES, inside=inside,
+                                          loc=("infiniband", "guids_file", i)))
     try:
         return guids_from_ibnetdiscover("\n".join(texts), fabric)
     except ValueError as exc:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fabgen import underlay
+from fabgen import underlay, user_files
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.topology.summary import natural_key
@@ -23,6 +23,10 @@ __all__ = ["CHECKS", "Finding", "Report", "format_report", "verify_dir", "verify
            "verify_switch"]
 
 # Check names, in the order findings are printed; `--checks` selects among them.
+# The largest saved output read (saved.COMMANDS: `show` tables, lldpctl and vtysh JSON). The
+# biggest, lldpctl's JSON, is a few KB a port, a few MB for a 512-port switch; a file over
+# this is not a saved output and is refused unread.
+SAVED_MAX_BYTES = 16 * 1024 * 1024
 CHECKS = ("outputs", "interfaces", "lldp", "bgp", "bfd", "pfc", "pfc-watchdog")
 
 
@@ -295,7 +299,11 @@ def verify_dir(switches: tuple[ExpectedSwitch, ...], directory: Path, plan: QosP
 
         def read(name: str, base: Path = base) -> str | None:
             path = base / name
-            return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+            if not path.exists():
+                return None
+            # Bounded, and a FIFO, device or directory at the name is an error, not a hang.
+            return user_files.read_text(path, what="a saved switch output",
+                                        limit=SAVED_MAX_BYTES)
 
         try:
             findings += verify_switch(sw, read, plan, limits, checks, bfd)

@@ -122,6 +122,8 @@ def _load_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:  # json recurses once per level: a hostile file nests 100,000
+        raise ValueError(f"{what}: nested too deeply to be a saved output") from None
 
 
 def bgp_peers(text: str) -> dict[str, dict[str, Any]]:
