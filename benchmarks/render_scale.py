@@ -6,6 +6,8 @@ Each size runs in a fresh subprocess so peak RSS is that render's alone. `--jobs
 the render (default: fabgen's own, the usable cores); peak RSS is the parent's and, with
 workers, the largest worker's (the parent's peak plus the workers' is the most the render held
 at once; forked workers share the parent's pages until they write them, so it overstates).
+InfiniBand sizes above one subnet's LID space (about 47,000 GPUs of 8 HCA ports) are refused
+by fabgen and print as failed with its error.
 """
 
 from __future__ import annotations

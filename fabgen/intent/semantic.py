@@ -413,6 +413,35 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
                    "spine and adds cost without paths", ("topology", "tiers"),
                    "use tiers: auto")
     _pools(intent, shape, diags)
+    if intent.fabric.transport == "infiniband":
+        _lids(intent, shape, diags)
+
+
+# Unicast LIDs of one InfiniBand subnet: 0x0001-0xBFFF (IBA spec vol. 1, 4.1.3 "Local
+# identifiers"; OpenSM's ib_types.h IB_LID_UCAST_START_HO / IB_LID_UCAST_END_HO). With LMC 0,
+# which fabgen's opensm.conf sets (ftree needs it), each CA port and each switch (its port 0)
+# takes one; OpenSM leaves the rest of a larger subnet without a LID, unreachable.
+IB_UNICAST_LIDS = 0xBFFF
+
+
+def _lids(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
+    """Each plane is a subnet of its own (its own OpenSM): its CA ports and switches must fit
+    the unicast LID space, or OpenSM cannot address the whole fabric."""
+    mgmt = intent.infiniband.management
+    ca_ports = shape.nodes * shape.ports_per_node + len(mgmt.hosts) * math.ceil(
+        mgmt.ports / shape.planes)
+    switches = (shape.units * shape.leaves_per_unit + shape.pods * shape.spines_per_pod
+                + (shape.core_groups * shape.cores_per_group if shape.tiers == 3 else 0))
+    if ca_ports + switches > IB_UNICAST_LIDS:
+        per_node = max(shape.ports_per_node, 1)
+        fits = (IB_UNICAST_LIDS - switches - (ca_ports - shape.nodes * per_node)) // per_node
+        plane = " per plane" if shape.planes > 1 else ""
+        diags.error(f"{ca_ports:,} HCA ports and {switches:,} switches{plane} need "
+                    f"{ca_ports + switches:,} LIDs, but an InfiniBand subnet has "
+                    f"{IB_UNICAST_LIDS:,} unicast LIDs (0x0001-0xBFFF, LMC 0): OpenSM would "
+                    "leave the rest unreachable", ("cluster", "nodes"),
+                    f"at most about {max(fits, 0):,} nodes like these per subnet; a larger "
+                    "cluster is several subnets (fabrics), one intent each")
 
 
 def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
