@@ -473,6 +473,31 @@ def test_roce_preflight_catches_qos_drift(name: str, rendered: dict[str, Path],
            f"(want {plan.rdma.dscp[0]})" in text
 
 
+@pytest.mark.parametrize("name", ROCE_NAMES)
+def test_roce_preflight_catches_a_nic_on_the_drivers_cable_length(
+        name: str, rendered: dict[str, Path], stub_bin: Path, tmp_path: Path) -> None:
+    """A NIC whose cable length was never set (mlx5's default, 7 m, as `mlnx_qos -i` prints
+    it on a fresh port) sizes its headroom for a shorter cable than the plan's: every rail
+    fails, naming the host file's length."""
+    ctx = _ctx(name)
+    plan = ctx.qos
+    assert plan is not None
+    host = ctx.fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True)
+    outputs = tmp_path / "out"
+    good = mlnx_qos_output(plan)
+    assert f"Cable len: {plan.cable_length_m}\n" in good
+    _put(outputs / "mlnx_qos.out", good.replace(f"Cable len: {plan.cable_length_m}\n",
+                                                "Cable len: 7\n"))
+    result = run(rendered[name] / "hosts" / "preflight.sh", "--host", host.name,
+                 sysroot=sysroot, log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert result.returncode == 1
+    fails = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert fails == [f"FAIL {_label(ctx, hp)}: {hp.netdev} cable length (m, sizes PFC "
+                     f"headroom): 7 (want {plan.cable_length_m})"
+                     for hp in _rail_order(host)], result.stdout
+
+
 @pytest.mark.parametrize("name", IB_NAMES)
 def test_infiniband_scripts_run(name: str, rendered: dict[str, Path], stub_bin: Path,
                                 tmp_path: Path) -> None:

@@ -122,20 +122,25 @@ gdr_dmabuf() {
   fi
   ((kernel_ok && open_ok))
 }
-# parse_qos OUTPUT: QOS_TRUST, QOS_PFC ("0,0,0,1,...") and DSCP_PRIO[dscp] from `mlnx_qos -i`.
+# parse_qos OUTPUT: QOS_TRUST, QOS_PFC ("0,0,0,1,..."), QOS_CABLE_LEN (metres) and
+# DSCP_PRIO[dscp] from `mlnx_qos -i`.
 declare -A DSCP_PRIO=()
 parse_qos() {
   local line prio d
   local -a fields
   local trust_re='^Priority trust state: *([a-z]+)'
+  local cable_re='^Cable len: *([0-9]+)'
   local pfc_re='^[[:space:]]*enabled(([[:space:]]+[01]){8})'
   local map_re='^[[:space:]]*prio:([0-7])[[:space:]]+dscp:([0-9,]+)'
   QOS_TRUST=""
   QOS_PFC=""
+  QOS_CABLE_LEN=""
   DSCP_PRIO=()
   while IFS= read -r line; do
     if [[ "$line" =~ $trust_re ]]; then
       QOS_TRUST="${BASH_REMATCH[1]}"
+    elif [[ "$line" =~ $cable_re ]]; then
+      QOS_CABLE_LEN="${BASH_REMATCH[1]}"
     elif [[ "$line" =~ $pfc_re ]]; then
       read -ra fields <<<"${BASH_REMATCH[1]}"
       QOS_PFC="$(IFS=,; printf '%s' "${fields[*]}")"
@@ -195,7 +200,7 @@ fi
 [[ -r "$HOST_FILE" ]] || die "no per-host data at $HOST_FILE (use --host NAME or --host-file PATH)"
 # shellcheck source=/dev/null
 source "$HOST_FILE"
-for var in HOST_NAME HOST_NETDEVS HOST_GIDS HOST_GATEWAYS; do
+for var in HOST_NAME HOST_NETDEVS HOST_GIDS HOST_GATEWAYS HOST_CABLE_LENS; do
   declare -p "$var" >/dev/null 2>&1 || die "$HOST_FILE does not set $var"
 done
 [[ "${HOST_NETDEVS[*]}" == "${RAIL_NETDEVS[*]}" ]] ||
@@ -270,6 +275,10 @@ for i in "${!RAIL_NETDEVS[@]}"; do
     done
     expect "$rail: $netdev DSCPs on lossless priority $RDMA_PRIORITY" "$LOSSLESS_DSCPS" \
       "$(dscps_on "$RDMA_PRIORITY")"
+    # The NIC sizes its PFC headroom from this: shorter than the cable, and pause frames come
+    # too late under incast (nic-setup.sh sets it from the same HOST_CABLE_LENS).
+    expect "$rail: $netdev cable length (m, sizes PFC headroom)" "${HOST_CABLE_LENS[i]}" \
+      "$QOS_CABLE_LEN"
   else
     fail "$rail: cannot read the QoS state (mlnx_qos -i $netdev; mlnx_qos is in mlnx-tools)"
   fi
