@@ -352,3 +352,13 @@ def test_lldpctl_single_interface_object() -> None:
         "chassis": {"leaf-1": {"id": {"type": "mac", "value": "aa:bb"}}},
         "port": {"id": {"type": "ifname", "value": "Ethernet1/1"}}}}}})
     assert saved.lldp_neighbors_lldpctl(text) == {"swp1": [("leaf-1", "Ethernet1/1")]}
+
+
+def test_verify_help_names_every_check(cli) -> None:  # type: ignore[no-untyped-def]
+    """`--checks` lists what the verifier runs: a check added to CHECKS must reach the help."""
+    from fabgen.verify.check import CHECKS
+
+    helped = cli("verify", "--help")
+    assert helped.code == 0
+    listed = " ".join(helped.out.split())
+    assert f"comma-separated subset of: {', '.join(CHECKS)} (default: all)" in listed
