@@ -15,9 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import INVENTORIES
+from tests.hostile import hang_guard
 
 EXAMPLES = int(os.environ.get("FABGEN_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(max_examples=EXAMPLES or 150, derandomize=not EXAMPLES, deadline=None,
@@ -258,20 +257,6 @@ def _host_ports(text: str) -> int:
         return 0
 
 
-@contextmanager
-def _hang_guard(seconds: int) -> Iterator[None]:
-    def hung(*_: object) -> None:
-        raise TimeoutError(f"no answer within {seconds} s: a hang")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _run(cli, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def]
     work = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
     work.mkdir()
@@ -280,7 +265,7 @@ def _run(cli, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def
     out = work / "out"
     large = _host_ports(text) > RENDER_MAX_HOST_PORTS
     args = ("validate", str(intent)) if large else ("render", str(intent), "-o", str(out))
-    with _hang_guard(HANG_SECONDS):
+    with hang_guard(HANG_SECONDS, f"no answer within {HANG_SECONDS} s: a hang"):
         result = cli("--no-color", *args)
     where = f"\n--- intent ---\n{text}\n--- stderr ---\n{result.err}"
     assert result.code in (0, 1), f"exit {result.code}{where}"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,28 +25,18 @@ from fabgen import user_files
 from fabgen.errors import FabgenError
 from fabgen.push.inventory import hosts_limits
 from tests.conftest import ROOT
+from tests.hostile import ALIAS_BOMB, hang_guard
 
 HANG_SECONDS = 20  # a guard against blocking on a FIFO, not a measure of speed
 MAX_RSS_MIB = 100
 ROCE = (ROOT / "inventories" / "roce-256-sonic.yaml").read_text(encoding="utf-8")
 IB = (ROOT / "inventories" / "ib-ndr-1024.yaml").read_text(encoding="utf-8")
 
-BOMB = "x: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
-
-
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
-    def fail(_signum: int, _frame: object) -> None:
-        raise TimeoutError(f"blocked for {HANG_SECONDS} s (a FIFO opened without O_NONBLOCK?)")
-
-    old = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(HANG_SECONDS)
-    try:
+    with hang_guard(HANG_SECONDS, f"blocked for {HANG_SECONDS} s (a FIFO opened without "
+                                  "O_NONBLOCK?)"):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _one(exc: pytest.ExceptionInfo[FabgenError]) -> str:
@@ -160,7 +149,7 @@ def _plant(path: Path, kind: str) -> None:
         outside.write_text("x\n")
         path.symlink_to(outside)
     elif kind == "alias-bomb":
-        path.write_text(BOMB)
+        path.write_text(ALIAS_BOMB)
     elif kind == "deep":
         path.write_text("leaf-su1-r0: " + "[" * 5000 + "]" * 5000 + "\n")
     elif kind == "python-tag":
@@ -271,7 +260,7 @@ def test_diff_sides(kind: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("x.json", "[" * 100_000 + "]" * 100_000, "nested too deeply to compare"),
     ("x.yaml", "x: " + "[" * 100 + "]" * 100 + "\n", "nested deeper than 64 levels"),
-    ("x.yaml", BOMB, "YAML aliases expand it beyond its own size"),
+    ("x.yaml", ALIAS_BOMB, "YAML aliases expand it beyond its own size"),
 ])
 def test_diff_documents_that_would_crash_or_hang_the_structural_diff(
         name: str, text: str, message: str, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from fabgen.intent import load
 from fabgen.intent.models import MAX_HOST_PORTS
 from fabgen.topology import sizing
 from tests.conftest import ROOT
+from tests.hostile import ALIAS_BOMB
 
 BASE = (ROOT / "inventories" / "roce-256-sonic.yaml").read_text(encoding="utf-8")
 
@@ -61,8 +62,7 @@ def test_storage_and_management_ports_count_toward_the_limit(tmp_path: Path) -> 
 # Each within fabgen's bounds only because of them: the process must end with one line and
 # exit 1, small. Peak memory is read from the child's own rusage (wait4).
 HOSTILE: dict[str, str | tuple[str, str]] = {
-    "alias-bomb": "x: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-        f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)),
+    "alias-bomb": ALIAS_BOMB,
     "deep-lists": "x: " + "[" * 5000 + "]" * 5000 + "\n",
     "deep-maps": "x: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n",
     "deep-alias-chain": "a0: &a0 [[[[[[[[[[1]]]]]]]]]]\n" + "".join(
