@@ -225,11 +225,16 @@ def test_eos_qos_values_equal_the_plan(case: Case) -> None:
             queues = {int(q.text.split()[1]): q for q in intf.child(eos.QUEUE_COMMAND + " ")}
             assert set(queues) == set(specs), at
             rdma_q = queues[plan.rdma.queue]
-            ecn_lines = [c.text for c in rdma_q.child("random-detect ecn")]
+            ecn_lines = [c.text for c in rdma_q.child("random-detect ecn minimum-threshold")]
             if plan.ecn is None:
                 assert not [n for n in intf.walk() if n.text.startswith("random-detect")], at
             else:
                 assert len(ecn_lines) == 1, at
+                # marks counted where they are made, nowhere else (AVD uc_tx_queues
+                # random_detect.ecn.count): ANTA and the ecn-marked-pkts leaf read them
+                counted = [q for q, node in queues.items()
+                           if node.child("random-detect ecn count")]
+                assert counted == [plan.rdma.queue], at
                 minimum, maximum, probability = _ecn_line(ecn_lines[0])
                 assert minimum == plan.ecn.min_bytes, at
                 assert maximum == plan.ecn.max_bytes, at
