@@ -682,3 +682,21 @@ def test_eos_structured_layer_snapshot(snapshot: Any) -> None:
     config["ethernet_interfaces"] = config["ethernet_interfaces"][:2] + \
         config["ethernet_interfaces"][-1:]
     assert config == snapshot
+
+
+def test_eos_watchdog_needs_a_round_robin_lossless_queue() -> None:
+    """The watchdog's queue has a guaranteed share: the rendered lossless queue is round-robin
+    with `bandwidth percent`; a plan that made it strict priority is refused, not rendered with
+    a watchdog some EOS releases would not apply."""
+    import dataclasses
+
+    ctx = _ctx_unchecked(MIXED)
+    assert ctx.qos is not None
+    config = eos.TARGET.render(ctx)["eos/leaf-su1-r0.cfg"]
+    assert (f"   uc-tx-queue {ctx.qos.rdma.queue}\n      no priority\n      bandwidth percent "
+            in config)
+    strict = tuple(dataclasses.replace(c, scheduling="strict", weight=None)
+                   if c.name == "rdma" else c for c in ctx.qos.classes)
+    bad = dataclasses.replace(ctx, qos=dataclasses.replace(ctx.qos, classes=strict))
+    with pytest.raises(eos.UnsupportedPlan, match=r"^eos: the lossless queue is strict"):
+        eos.TARGET.render(bad)
