@@ -1,7 +1,7 @@
 """The rendered Prometheus rules pass `promtool check rules`, and `promtool test rules` sees the
 right alerts fire on synthetic series of a PFC storm (and other faults) and stay silent on a
-healthy fabric. Also: the SONiC starlark splitter turns sonic-gnmi's keyed answers into the
-tagged events the rules read."""
+healthy fabric (synthetic series here; tests/test_telemetry_pipeline.py feeds them from gNMI
+answers through the rendered gnmic processors)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 
 from fabgen.intent.loader import load
 from fabgen.render import render
-from fabgen.targets import alerts, telemetry
+from fabgen.targets import alerts
 from tests.conftest import ROOT, require_tool
 
 STEP = "10s"  # sample interval of the synthetic series
@@ -102,7 +102,7 @@ def test_sonic_storm_and_faults_fire(tmp_path: Path) -> None:
         _series("sonic_port_SAI_PORT_STAT_PFC_3_TX_PKTS", calm, "0+100x60"),
         # Priority 0 is not lossless: a high count there is not a PFC storm on the plan's queue.
         _series("sonic_port_SAI_PORT_STAT_PFC_0_RX_PKTS", calm, "0+200000x60"),
-        _series("sonic_pfcwd_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", {**storm, "queue": "3"},
+        _series("sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", {**storm, "queue": "3"},
                 "0x20 1x40"),
         _series("sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", {**calm, "queue": "0"},
                 "0+10x60"),
@@ -112,8 +112,8 @@ def test_sonic_storm_and_faults_fire(tmp_path: Path) -> None:
                 "0x20 5x40"),
         _series("sonic_bgp_established", {**SONIC, "neighbor": "10.254.0.1"}, "1x20 0x40"),
         _series("sonic_bgp_established", {**SONIC, "neighbor": "10.254.0.3"}, "1x60"),
-        _series("sonic_port_state_speed", storm, "200000x60"),
-        _series("sonic_port_state_speed", calm, "400000x60"),
+        _series("sonic_port_oper_speed", storm, "200000x60"),
+        _series("sonic_port_oper_speed", calm, "400000x60"),
         _series("sonic_port_state_oper_up", storm, "1x60"),
         _series("sonic_port_state_oper_up", calm, "1x60"),
         _series("sonic_port_state_oper_up", flappy, "1 0 1 0 1 0 1 0 1x52"),
@@ -141,14 +141,14 @@ def test_sonic_healthy_fabric_is_silent(tmp_path: Path) -> None:
         series += [
             _series("sonic_port_SAI_PORT_STAT_PFC_3_RX_PKTS", port, "0+100x90"),
             _series("sonic_port_SAI_PORT_STAT_PFC_3_TX_PKTS", port, "0+100x90"),
-            _series("sonic_pfcwd_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", {**port, "queue": "3"},
+            _series("sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", {**port, "queue": "3"},
                     "0x90"),
             _series("sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", {**port, "queue": "3"},
                     "0+5000x90"),
             _series("sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", {**port, "queue": "0"},
                     "0x90"),
             _series("sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS", {**port, "queue": "3"}, "0x90"),
-            _series("sonic_port_state_speed", port, "400000x90"),
+            _series("sonic_port_oper_speed", port, "400000x90"),
             _series("sonic_port_state_oper_up", port, "1x90"),
         ]
     series.append(_series("sonic_bgp_established", {**SONIC, "neighbor": "10.254.0.1"}, "1x90"))
@@ -274,66 +274,3 @@ def test_storm_rate_is_the_continuous_pause_rate() -> None:
     assert alerts.continuous_pause_pps(400) == 11921
     assert alerts.continuous_pause_pps(800) == 23842
     assert alerts.continuous_pause_pps(100) == 2980
-
-
-# --- the SONiC splitter -----------------------------------------------------------------------
-
-class _Event:
-    """What gnmic's starlark `Event` offers the script (name, timestamp, tags, values)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.timestamp = 0
-        self.tags: dict[str, str] = {}
-        self.values: dict[str, Any] = {}
-
-
-def _split(values: dict[str, Any]) -> list[_Event]:
-    scope: dict[str, Any] = {"Event": _Event}
-    # Starlark is a Python dialect; the script is written in the subset both run.
-    exec(compile(telemetry.sonic_split_source(), "sonic-split.star", "exec"), scope)
-    event = _Event("sonic-queue-counters")
-    event.tags = {"source": "leaf-su1-r0", "target": "COUNTERS_DB"}
-    event.values = values
-    return list(scope["apply"](event))
-
-
-def test_sonic_split_tags_each_port_and_queue() -> None:
-    # Keys as sonic-gnmi answers COUNTERS/Ethernet*/Queues (testdata
-    # COUNTERS:Ethernet_wildcard_Queues_expected.txt), flattened by gnmic with "/".
-    out = _split({
-        "/COUNTERS/Ethernet*/Queues/Ethernet68:1/SAI_QUEUE_STAT_PACKETS": "0",
-        "/COUNTERS/Ethernet*/Queues/Ethernet68:1/SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "64",
-        "/COUNTERS/Ethernet*/Queues/Ethernet68:1:periodic/SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES":
-            "192",
-        "/COUNTERS/Ethernet*/Queues/Ethernet7:5/SAI_QUEUE_STAT_PACKETS": "3",
-    })
-    got = {(e.name, e.tags["interface"], e.tags["queue"]): e.values for e in out}
-    assert got == {
-        ("queue", "Ethernet68", "1"): {"SAI_QUEUE_STAT_PACKETS": "0",
-                                       "SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "64"},
-        ("queue", "Ethernet7", "5"): {"SAI_QUEUE_STAT_PACKETS": "3"},
-    }
-    assert all(e.tags["source"] == "leaf-su1-r0" for e in out)
-
-
-def test_sonic_split_turns_states_into_numbers() -> None:
-    out = _split({
-        "/PORT_TABLE/Ethernet0/oper_status": "up",
-        "/PORT_TABLE/Ethernet0/speed": "400000",
-        "/PORT_TABLE/Ethernet8/oper_status": "down",
-        "/PORT_TABLE/PortConfigDone/count": "64",
-        "/NEIGH_STATE_TABLE/10.254.0.1/state": "Established",
-        "/NEIGH_STATE_TABLE/10.254.0.3/state": "Active",
-        "/COUNTERS/Ethernet*/Ethernet0/SAI_PORT_STAT_PFC_3_RX_PKTS": "12",
-        "/COUNTERS/Ethernet*/Pfcwd/Ethernet0:3/PFC_WD_STATUS": "stormed",
-    })
-    got = {(e.name, e.tags.get("interface") or e.tags["neighbor"]): e.values for e in out}
-    assert got == {
-        ("port_state", "Ethernet0"): {"oper_up": 1, "speed": "400000"},
-        ("port_state", "Ethernet8"): {"oper_up": 0},
-        ("bgp", "10.254.0.1"): {"established": 1},
-        ("bgp", "10.254.0.3"): {"established": 0},
-        ("port", "Ethernet0"): {"SAI_PORT_STAT_PFC_3_RX_PKTS": "12"},
-        ("pfcwd", "Ethernet0"): {"PFC_WD_STORMED": 1},
-    }

@@ -4,6 +4,7 @@ valid inputs, and its expectations are the plan's (ports, speeds, MTU, LLDP peer
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anta.tests.connectivity
 import anta.tests.interfaces
@@ -33,7 +34,7 @@ def test_catalog_parses_with_anta_and_names_real_tests(tmp_path: Path) -> None:
     names = {t.test.__name__ for t in catalog.tests}
     assert names == {"VerifyInterfacesStatus", "VerifyInterfacesSpeed", "VerifyL3MTU",
                      "VerifyInterfaceErrors", "VerifyInterfacesPFCCounters",
-                     "VerifyInterfacesECNCounters", "VerifyInterfacesEgressQueueDrops",
+                     "VerifyInterfacesEgressQueueDrops",
                      "VerifyLLDPNeighbors", "VerifyBGPPeerSession", "VerifyRunningConfigLines",
                      "VerifyBFDSpecificPeers", "VerifyBFDPeersRegProtocols",
                      "VerifyBFDPeersIntervals"}
@@ -89,11 +90,14 @@ def test_watchdog_patterns_match_the_rendered_eos_config(tmp_path: Path) -> None
     lines = next(t.inputs for t in catalog.tests
                  if t.test.__name__ == "VerifyRunningConfigLines"
                  and t.inputs.filters.tags == {"leaf-su1-r0"})
-    assert len(lines.regex_patterns) == 4
+    assert len(lines.regex_patterns) == 6
     for pattern in lines.regex_patterns:  # as ANTA searches them
         assert re.compile(pattern, flags=re.MULTILINE).search(config), pattern
     assert not re.compile(lines.regex_patterns[0], flags=re.MULTILINE).search(
         config.replace("timeout 0.2", "timeout 0.5"))
+    # ECN marks counted on the RoCE queue: without the line the ECN counters stay at zero
+    assert not re.compile(lines.regex_patterns[-1], flags=re.MULTILINE).search(
+        config.replace("      random-detect ecn count\n", ""))
 
 
 def test_catalog_written_test_by_test_is_the_whole_document() -> None:
@@ -110,3 +114,117 @@ def test_catalog_written_test_by_test_is_the_whole_document() -> None:
     header, _, body = text.partition("\nanta.tests.")
     assert "anta.tests." + body == yaml_text(data, width=100)
     assert header.startswith("# fabgen: ANTA catalog")
+
+
+# --- counter tests that hold after normal traffic ---------------------------------------------
+
+def _leaf_inputs(tmp_path: Path, intent: Path = MIXED) -> dict[str, Any]:
+    files = render(load(intent), only=["anta"])
+    path = tmp_path / "catalog.yaml"
+    path.write_text(files[anta_target.CATALOG])
+    catalog = AntaCatalog.parse(path)
+    return {t.test.__name__: t for t in catalog.tests
+            if t.inputs.filters and t.inputs.filters.tags == {"leaf-su1-r0"}}
+
+
+def _run(definition: Any, eos_data: dict[str, Any]) -> str:
+    """One catalog test run by ANTA's own class on a command output, as ANTA's unit tests do
+    (tests/units/anta_tests/__init__.py: the class with `eos_data`, on a device whose
+    hardware model is not a lab one, so skip_on_platforms lets it run)."""
+    import asyncio
+    from unittest.mock import patch
+
+    from anta.device import AntaDevice
+
+    with patch.object(AntaDevice, "__abstractmethods__", set()):
+        device = AntaDevice(name="leaf-su1-r0")  # type: ignore[abstract]
+        device.hw_model = "DCS-7060X6-64PE"
+        test = definition.test(device, inputs=definition.inputs, eos_data=[eos_data])
+        asyncio.run(test.test())
+    return str(test.result.result)
+
+
+def _pfc(ports: list[str], rx: int, tx: int, storm: str | None = None) -> dict[str, Any]:
+    """`show priority-flow-control counters`, shaped as ANTA's unit-test data."""
+    return {"interfaceCounters": {p: {"rxFrames": rx * (100 if p == storm else 1),
+                                      "txFrames": tx} for p in ports}}
+
+
+def _queue_drops(ports: list[str], drops_on: str | None = None) -> dict[str, Any]:
+    """`show interfaces counters queue detail`: unicast and multicast TCs, DP0."""
+    def tcs(port: str) -> dict[str, Any]:
+        return {"trafficClasses": {f"TC{tc}": {"dropPrecedences": {"DP0": {
+            "droppedPackets": 7 if (port == drops_on and tc == 3) else (1200 if tc == 0 else 0)
+        }}} for tc in range(8)}}
+    return {"egressQueueCounters": {"interfaces": {
+        p: {"ucastQueues": tcs(p), "mcastQueues": tcs(p)} for p in ports}}}
+
+
+def test_counter_tests_pass_after_normal_roce_traffic_and_fail_on_drops(tmp_path: Path) -> None:
+    """The catalog's counter tests, run by ANTA's own classes on counters cleared before a
+    normal RoCE run (pauses well under the PfcPauseRate budget, lossy queue 0 dropping as
+    lossy queues do, no lossless drop): pass. A lossless drop, or a port paused at storm rate
+    for the window: fail."""
+    tests = _leaf_inputs(tmp_path)
+    pfc, drops = tests["VerifyInterfacesPFCCounters"], tests["VerifyInterfacesEgressQueueDrops"]
+    ports = [str(p) for p in pfc.inputs.interfaces]
+    window = load(MIXED).intent.monitoring.verify_window_s
+    # 1,192 frames/s: a tenth of the rate that holds a 400G link paused (alerts target)
+    assert pfc.inputs.counters_threshold == 1192 * window
+    normal = 200 * window  # 200 pauses/s each way during an all-reduce with incast
+    assert _run(pfc, _pfc(ports, normal, normal)) == "success"
+    assert _run(drops, _queue_drops(ports)) == "success"
+    assert _run(drops, _queue_drops(ports, drops_on=ports[1])) == "failure"
+    assert _run(pfc, _pfc(ports, normal, normal, storm=ports[0])) == "failure"
+    # At the old threshold 0 the same normal run failed: the budget is what makes it hold.
+    assert "VerifyInterfacesECNCounters" not in tests
+
+
+def test_ecn_budget_is_checked_when_the_intent_sets_one(tmp_path: Path) -> None:
+    intent = tmp_path / "ecn.yaml"
+    intent.write_text(MIXED.read_text() + "monitoring:\n  verify_ecn_marks_max: 1000000\n"
+                      "  verify_pfc_frames_max: 5000\n")
+    tests = _leaf_inputs(tmp_path, intent)
+    ecn = tests["VerifyInterfacesECNCounters"]
+    assert ecn.inputs.counters_threshold == 1_000_000
+    assert tests["VerifyInterfacesPFCCounters"].inputs.counters_threshold == 5000
+    ports = [str(p) for p in ecn.inputs.interfaces]
+
+    def ecn_counters(marks: int) -> dict[str, Any]:
+        # queues without ECN print "-" (ANTA skips them); the RoCE queue counts its marks
+        return {"intfQueueCounters": {p: {"queueCounters": {
+            "0": "-", "1": "-", "3": str(marks), "6": "-"}} for p in ports}}
+    assert _run(ecn, ecn_counters(250_000)) == "success"
+    assert _run(ecn, ecn_counters(2_000_000)) == "failure"
+
+
+def test_check_script_clears_counters_before_the_traffic_and_the_catalog(
+        tmp_path: Path) -> None:
+    """verify/anta-check.sh run with a stand-in `anta` that logs its arguments: clear, then
+    the traffic command, then nrfu with the rendered catalog; nrfu's failure is the exit."""
+    import os
+    import subprocess
+
+    files = render(load(MIXED), only=["anta"])
+    verify = tmp_path / "verify"
+    verify.mkdir()
+    (verify / "anta-check.sh").write_text(files[anta_target.CHECK])
+    (verify / "anta-catalog.yaml").write_text(files[anta_target.CATALOG])
+    log = tmp_path / "log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "anta"
+    fake.write_text(f'#!/bin/sh\necho "anta $*" >> {log}\n'
+                    '[ "$1" = nrfu ] && exit "${NRFU_EXIT:-0}"\nexit 0\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    run = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "sh", "-c",
+                          f"echo traffic >> {log}"], env=env, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert log.read_text().splitlines() == [
+        "anta exec clear-counters --inventory inv.yml", "traffic",
+        f"anta nrfu --catalog {verify}/anta-catalog.yaml --inventory inv.yml table"]
+    failed = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "true"],
+                            env={**env, "NRFU_EXIT": "1"}, capture_output=True, check=False)
+    assert failed.returncode == 1

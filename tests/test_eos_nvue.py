@@ -225,11 +225,16 @@ def test_eos_qos_values_equal_the_plan(case: Case) -> None:
             queues = {int(q.text.split()[1]): q for q in intf.child(eos.QUEUE_COMMAND + " ")}
             assert set(queues) == set(specs), at
             rdma_q = queues[plan.rdma.queue]
-            ecn_lines = [c.text for c in rdma_q.child("random-detect ecn")]
+            ecn_lines = [c.text for c in rdma_q.child("random-detect ecn minimum-threshold")]
             if plan.ecn is None:
                 assert not [n for n in intf.walk() if n.text.startswith("random-detect")], at
             else:
                 assert len(ecn_lines) == 1, at
+                # marks counted where they are made, nowhere else (AVD uc_tx_queues
+                # random_detect.ecn.count): ANTA and the ecn-marked-pkts leaf read them
+                counted = [q for q, node in queues.items()
+                           if node.child("random-detect ecn count")]
+                assert counted == [plan.rdma.queue], at
                 minimum, maximum, probability = _ecn_line(ecn_lines[0])
                 assert minimum == plan.ecn.min_bytes, at
                 assert maximum == plan.ecn.max_bytes, at
@@ -677,3 +682,21 @@ def test_eos_structured_layer_snapshot(snapshot: Any) -> None:
     config["ethernet_interfaces"] = config["ethernet_interfaces"][:2] + \
         config["ethernet_interfaces"][-1:]
     assert config == snapshot
+
+
+def test_eos_watchdog_needs_a_round_robin_lossless_queue() -> None:
+    """The watchdog's queue has a guaranteed share: the rendered lossless queue is round-robin
+    with `bandwidth percent`; a plan that made it strict priority is refused, not rendered with
+    a watchdog some EOS releases would not apply."""
+    import dataclasses
+
+    ctx = _ctx_unchecked(MIXED)
+    assert ctx.qos is not None
+    config = eos.TARGET.render(ctx)["eos/leaf-su1-r0.cfg"]
+    assert (f"   uc-tx-queue {ctx.qos.rdma.queue}\n      no priority\n      bandwidth percent "
+            in config)
+    strict = tuple(dataclasses.replace(c, scheduling="strict", weight=None)
+                   if c.name == "rdma" else c for c in ctx.qos.classes)
+    bad = dataclasses.replace(ctx, qos=dataclasses.replace(ctx.qos, classes=strict))
+    with pytest.raises(eos.UnsupportedPlan, match=r"^eos: the lossless queue is strict"):
+        eos.TARGET.render(bad)

@@ -658,6 +658,32 @@ def test_bgp_sessions_down_after_commit_roll_the_batch_back(lab: Lab) -> None:
 # --- ownership rules and rollout order (no device) ------------------------------------------
 
 
+def test_sonic_candidate_merges_flex_counters_instead_of_replacing_them() -> None:
+    """FLEX_COUNTER_TABLE is merged row by row: a group the image or the operator enabled
+    stays, a POLL_INTERVAL tuned on the switch stays, the rendered fields win."""
+    from fabgen.push import candidate as cand
+
+    running = {"FLEX_COUNTER_TABLE": {
+        "PG_DROP": {"FLEX_COUNTER_STATUS": "enable"},
+        "TUNNEL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
+        "QUEUE": {"FLEX_COUNTER_STATUS": "disable", "POLL_INTERVAL": "5000"}},
+        "PORT": {"Ethernet0": {"mtu": "1500"}}}
+    render = {"FLEX_COUNTER_TABLE": {"QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
+                                     "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}},
+              "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "9100"}}}
+    got = cand.sonic_candidate(running, render)
+    assert got["FLEX_COUNTER_TABLE"] == {
+        "PG_DROP": {"FLEX_COUNTER_STATUS": "enable"},
+        "TUNNEL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
+        "QUEUE": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "5000"},
+        "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}}
+    assert got["PORT"] == render["PORT"]  # other tables are still replaced whole
+    # The diff and the read-back compare only what fabgen rendered.
+    assert cand.sonic_owned(got, render)["FLEX_COUNTER_TABLE"] == {
+        "QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
+        "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}}
+
+
 def test_candidates_replace_what_fabgen_owns_and_keep_the_rest() -> None:
     from fabgen.push import candidate as cand
 

@@ -443,3 +443,55 @@ def test_vtysh_rejects_a_broken_frr_config(tmp_path: Path) -> None:
                           text=True, timeout=60, check=False)
     assert proc.returncode != 0
     assert "multipath-relaxx" in proc.stdout + proc.stderr
+
+
+# --- what the telemetry reads ------------------------------------------------------------------
+
+# SONiC's default flex counter groups, as sonic-buildimage files/build_templates/init_cfg.json.j2
+# (commit 086b03bd) enables them on a non-DPU switch: ACL with a 10 s poll, the others at the
+# orchagent's own interval.
+INIT_CFG_FLEX_COUNTERS = {
+    "ACL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
+    **{g: {"FLEX_COUNTER_STATUS": "enable"} for g in (
+        "PORT", "PORT_PHY_ATTR", "RIF", "QUEUE", "PFCWD", "PG_WATERMARK", "PG_DROP",
+        "QUEUE_WATERMARK", "BUFFER_POOL_WATERMARK", "PORT_BUFFER_DROP")},
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_flex_counters_keep_sonic_defaults_and_add_wred_ecn(name: str, case_dir: Path) -> None:
+    case = _case(name, case_dir)
+    for switch in case.sonic_switches():
+        table = case.config(switch)["FLEX_COUNTER_TABLE"]
+        assert table == {**INIT_CFG_FLEX_COUNTERS,
+                         "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}}, switch.name
+
+
+def test_flex_counter_defaults_are_sonic_buildimage_init_cfg() -> None:
+    """Cross-check against the real template (FABGEN_UPSTREAM=<dir with owner+name checkouts>)."""
+    import os
+
+    root = os.environ.get("FABGEN_UPSTREAM")
+    if not root:
+        pytest.skip("FABGEN_UPSTREAM (a directory holding owner+name checkouts) is not set")
+    text = (Path(root) / "sonic-net+sonic-buildimage" / "files" / "build_templates"
+            / "init_cfg.json.j2").read_text()
+    start = text.index("{", text.index('"FLEX_COUNTER_TABLE"')) + 1
+    block = text[start:text.index("{%- if sonic_asic_platform", start)]
+    groups = dict(re.findall(r'"([A-Z_]+)": \{\s*([^}]*)\}', block))
+    parsed = {g: dict(re.findall(r'"(\w+)": "(\w+)"', body)) for g, body in groups.items()}
+    assert parsed == INIT_CFG_FLEX_COUNTERS == sonic.FLEX_COUNTER_DEFAULTS
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_pfc_queue_map_has_the_name_sonic_gnmi_reads(name: str, case_dir: Path) -> None:
+    """sonic-gnmi finds the PFC watchdog's queues through MAP_PFC_PRIORITY_TO_QUEUE|AZURE
+    (virtual_db.go GetPfcwdMap); every port's PORT_QOS_MAP points at that map."""
+    case = _case(name, case_dir)
+    for switch in case.sonic_switches():
+        cfg = case.config(switch)
+        assert list(cfg["MAP_PFC_PRIORITY_TO_QUEUE"]) == ["AZURE"]
+        assert {e["pfc_to_queue_map"] for e in cfg["PORT_QOS_MAP"].values()} == {"AZURE"}
+        lossless_queue = cfg["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"][
+            str(case.plan.rdma.priority)]
+        assert lossless_queue == str(case.plan.rdma.queue)

@@ -4,6 +4,7 @@ files install, and every metric the alert rules read is one the collectors produ
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -33,20 +34,67 @@ def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
 
     switches = [s.name for s in build(loaded.intent).switches]
     assert list(config["targets"]) == switches
+    # TLS with the switch's certificate checked, the collector's certificate from its
+    # environment: no secret and no key path in the file.
     assert config["targets"]["leaf-su1-r0"] == {
-        "address": "leaf-su1-r0:8080",
+        "address": "leaf-su1-r0:8080", "insecure": False, "skip-verify": False,
+        "tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
+        "tls-key": "${GNMIC_TLS_KEY}",
         "event-tags": {"fabric": "roce-256", "platform": "sonic", "role": "leaf"}}
     paths = {(s["target"], s["paths"][0]) for s in config["subscriptions"].values()}
-    # sonic-gnmi virtual paths (sonic_data_client/virtual_db.go pathTransFuncTbl) and tables.
+    # sonic-gnmi virtual paths (sonic_data_client/virtual_db.go pathTransFuncTbl) and tables;
+    # the operational speed from STATE_DB, the watchdog from the queue path.
     assert paths == {("COUNTERS_DB", "COUNTERS/Ethernet*"),
                      ("COUNTERS_DB", "COUNTERS/Ethernet*/Queues"),
-                     ("COUNTERS_DB", "COUNTERS/Ethernet*/Pfcwd"),
                      ("COUNTERS_DB", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups"),
-                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "NEIGH_STATE_TABLE")}
+                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "PORT_TABLE"),
+                     ("STATE_DB", "NEIGH_STATE_TABLE")}
+    # Sampled, states too: gnmic's Prometheus output expires a series after 60 s without an
+    # update, which would end a down alert while the session is still down.
+    assert {s["stream-mode"] for s in config["subscriptions"].values()} == {"sample"}
     output = config["outputs"]["prometheus"]
     assert (output["metric-prefix"], output["append-subscription-name"]) == ("sonic", True)
     source = config["processors"]["fabgen-sonic-split"]["event-starlark"]["source"]
-    assert source == telemetry.sonic_split_source() and "def apply(*events)" in source
+    assert "def apply(*events)" in source
+    # The alias table is the rendered PORT table's: sonic-gnmi keys COUNTERS_DB by alias.
+    port = json.loads(_files("roce-256-sonic", ["sonic"])["sonic/leaf-su1-r0/config_db.json"])[
+        "PORT"]
+    layouts = json.loads(source.split("LAYOUTS = ")[1].split("\nSWITCHES")[0])
+    switches = json.loads(source.split("SWITCHES = ")[1].split("\n#")[0])
+    table = layouts[switches["leaf-su1-r0"]]
+    assert {a: n for a, n in table.items() if a != n} == {
+        entry["alias"]: name for name, entry in port.items()}
+    assert all(table[name] == name for name in port)
+    assert set(switches) == set(switches_of(loaded))
+
+
+def switches_of(loaded: Any) -> list[str]:
+    from fabgen.topology.build import build
+
+    return [s.name for s in build(loaded.intent).switches if s.platform == "sonic"]
+
+
+def test_gnmic_eos_dials_the_gnmi_port_the_config_opens(tmp_path: Path) -> None:
+    """gnmic dials EOS's default gNMI port, which the EOS config opens with `management api
+    gnmi`; an SSL profile in the intent turns TLS on at both ends."""
+    files = _files("roce-eos-nvue-2to1", ["telemetry", "eos"])
+    target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
+    assert target["address"] == "leaf-su1-r0:6030"
+    assert (target["insecure"], target["username"], target["password"]) == (
+        True, "${GNMIC_USERNAME}", "${GNMIC_PASSWORD}")
+    assert "\nmanagement api gnmi\n   transport grpc default\n!" in files["eos/leaf-su1-r0.cfg"]
+    text = (ROOT / "inventories" / "roce-eos-nvue-2to1.yaml").read_text()
+    intent = tmp_path / "tls.yaml"
+    intent.write_text(text + "monitoring:\n  eos_gnmi_port: 50051\n  eos_gnmi_vrf: MGMT\n"
+                      "  eos_gnmi_ssl_profile: GNMI\n")
+    files = render(load(intent), only=["telemetry", "eos", "report"])
+    target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
+    assert target["address"] == "leaf-su1-r0:50051"
+    assert (target["insecure"], target["skip-verify"], target["tls-ca"]) == (
+        False, False, "${GNMIC_TLS_CA}")
+    assert ("\nmanagement api gnmi\n   transport grpc MGMT\n      ssl profile GNMI\n"
+            "      port 50051\n      vrf MGMT\n!") in files["eos/leaf-su1-r0.cfg"]
+    assert "SSL profile `GNMI`" in files["report.md"]
 
 
 # EOS 4.36.1F image profile (aristanetworks/yang EOS-4.36.1F/arista-nosimageprofile.textproto):
@@ -134,8 +182,7 @@ def _metrics(expr: str) -> set[str]:
 
 def test_rules_read_only_metrics_the_collectors_produce() -> None:
     # SONiC: sonic_<event>_<field>, with the events the starlark splitter names.
-    events = set(re.findall(r'"(\w+)"', telemetry.sonic_split_source().split("INDEX_TAG")[0]))
-    events |= {"port"}
+    events = {event for _, _, _, event, _ in telemetry.SONIC_SUBSCRIPTIONS.values()}
     eos_subscriptions = set(_yaml(_files("roce-eos-nvue-2to1")[telemetry.GNMIC_EOS])
                             ["subscriptions"])
     for name in ("roce-256-sonic", "roce-eos-nvue-2to1"):

@@ -7,7 +7,9 @@ the render and every other part carried over unchanged:
 
 - SONiC config_db.json: fabgen owns exactly the top-level tables the render has, except
   DEVICE_METADATA, where it owns only the fields it renders minus `mac`, `platform`, `hwsku`
-  (the device's own); every other table (MGMT_*, FEATURE, CRM, AAA, NTP, ...) is kept.
+  (the device's own), and the tables in SONIC_MERGED (FLEX_COUNTER_TABLE), where it owns only
+  the rows and fields it renders; every other table (MGMT_*, FEATURE, CRM, AAA, NTP, GNMI,
+  ...) is kept.
 - NVUE startup.yaml: a deep merge of the rendered `set` tree into the running one, replacing
   whole subtrees only at the keys in NVUE_OWNED (each rendered interface, `qos`, `router bgp`,
   `vrf <name> router bgp`, `system hostname`); other rendered leaves are set, nothing else is
@@ -165,6 +167,12 @@ def eos_management(text: str, host: str | None = None) -> dict[str, Any]:
 # --- SONiC config_db.json ----------------------------------------------------------------------
 
 DEVICE_OWN_METADATA = ("mac", "platform", "hwsku")  # DEVICE_METADATA fields the device owns
+# Tables merged row by row and field by field instead of replaced: a counter group the image
+# enables and the render does not name (a newer release's default, an operator's
+# `counterpoll ... enable`, a POLL_INTERVAL tuned on the switch) stays as it is. Replacing
+# FLEX_COUNTER_TABLE would switch those groups off at the next reboot (sonic-swss
+# flexcounterorch polls only the groups present in CONFIG_DB).
+SONIC_MERGED = ("FLEX_COUNTER_TABLE",)
 SONIC_MGMT_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
 
 
@@ -174,13 +182,15 @@ def _rendered_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def sonic_candidate(running: Mapping[str, Any], render: Mapping[str, Any]) -> dict[str, Any]:
     """Every running table the render does not have, unchanged; the rendered tables whole;
-    DEVICE_METADATA merged field by field (the device keeps mac, platform, hwsku)."""
+    DEVICE_METADATA merged field by field (the device keeps mac, platform, hwsku), the tables
+    of SONIC_MERGED row by row and field by field."""
     out = {t: copy.deepcopy(rows) for t, rows in running.items() if t not in render}
     for table, rows in render.items():
-        if table == "DEVICE_METADATA":
+        if table == "DEVICE_METADATA" or table in SONIC_MERGED:
+            keep = _rendered_fields if table == "DEVICE_METADATA" else dict
             merged = copy.deepcopy(dict(running.get(table) or {}))
             for key, fields in rows.items():
-                merged.setdefault(key, {}).update(copy.deepcopy(_rendered_fields(fields)))
+                merged.setdefault(key, {}).update(copy.deepcopy(keep(fields)))
             out[table] = merged
         else:
             out[table] = copy.deepcopy(rows)
@@ -193,9 +203,10 @@ def sonic_owned(config: Mapping[str, Any], render: Mapping[str, Any]) -> dict[st
     out: dict[str, Any] = {}
     for table, rows in render.items():
         have = config.get(table) or {}
-        if table == "DEVICE_METADATA":
+        if table == "DEVICE_METADATA" or table in SONIC_MERGED:
+            owned = _rendered_fields if table == "DEVICE_METADATA" else dict
             out[table] = {key: {f: v for f, v in (have.get(key) or {}).items()
-                                if f in _rendered_fields(fields)}
+                                if f in owned(fields)}
                           for key, fields in rows.items()}
         else:
             out[table] = have

@@ -41,6 +41,7 @@ __all__ = [
     "AlertsTarget",
     "Signals",
     "continuous_pause_pps",
+    "pfc_thresholds",
     "rules_data",
 ]
 
@@ -79,7 +80,8 @@ SIGNALS: dict[str, Signals] = {
         platform="sonic", device="source", port="interface",
         pfc_rx="sonic_port_SAI_PORT_STAT_PFC_{q}_RX_PKTS{f}",
         pfc_tx="sonic_port_SAI_PORT_STAT_PFC_{q}_TX_PKTS{f}",
-        watchdog="sonic_pfcwd_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED{f}",
+        # pfcwdorch's own counters in the watched queue's COUNTERS hash (the queue path).
+        watchdog="sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED{f}",
         ecn_other='sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS{f, queue!="{q}"}',
         lossless_drops='sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS{f, queue="{q}"}',
         bgp_up="sonic_bgp_established{f}", bgp_flaps=None, bgp_peer="neighbor",
@@ -88,8 +90,12 @@ SIGNALS: dict[str, Signals] = {
         # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
         # frr.conf does not ask for. `fabgen verify` reads `show bfd peers json` instead.
         bfd_up=None,
-        oper_up="sonic_port_state_oper_up{f}", carrier=None,
-        speed="sonic_port_state_speed{f}", speed_per_gbps=1000),  # APPL_DB PORT_TABLE: Mb/s
+        # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
+        # falls back to counting changes of the sampled oper state.
+        oper_up="sonic_port_state_oper_up{f}", carrier="sonic_port_state_flap_count{f}",
+        # STATE_DB PORT_TABLE speed: the speed the link came up at, Mb/s (APPL_DB's is the
+        # configured speed, which cannot differ from the plan's).
+        speed="sonic_port_oper_speed{f}", speed_per_gbps=1000),
     "eos": Signals(
         platform="eos", device="source", port="interface_name",
         pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
@@ -147,6 +153,14 @@ def continuous_pause_pps(speed_gbps: int) -> int:
     """PFC frames per second that keep a link of this speed paused without a gap (rounded
     down): speed / (65535 quanta x 512 bit times). 11,921/s at 400G."""
     return int(Fraction(speed_gbps * 10**9, PFC_MAX_QUANTA * PAUSE_QUANTUM_BITS))
+
+
+def pfc_thresholds(ctx: RenderContext) -> tuple[int, int]:
+    """(storm, pause-rate) frames per second the rules of this RoCE fabric use: the ANTA
+    catalog's PFC budget is the pause rate over monitoring.verify_window_s."""
+    planned = {platform: speeds for platform in ("sonic", "eos", "nvue")
+               if (speeds := _planned_speeds(ctx, platform))}
+    return _thresholds(planned, ctx.intent.monitoring)
 
 
 def rules_data(ctx: RenderContext) -> dict[str, Any]:
@@ -307,9 +321,13 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
         "back. The link carries less than the fabric was sized for and its ECMP share "
         "congests first."))
     window = mon.link_flap_window_s
-    flaps = (f"increase({sel(sig.carrier)}[{window}s]) > {mon.link_flaps}"
-             if sig.carrier is not None else
-             f"changes({sel(sig.oper_up)}[{window}s]) > {mon.link_flaps}")
+    flaps = f"changes({sel(sig.oper_up)}[{window}s]) > {mon.link_flaps}"
+    if sig.carrier is not None:
+        counted = f"increase({sel(sig.carrier)}[{window}s]) > {mon.link_flaps}"
+        # SONiC's counter exists from 202405 on: where it does it decides, elsewhere the state.
+        flaps = counted if sig.platform != "sonic" else (
+            f"{counted} or ({flaps} unless on({sig.device}, {sig.port}) "
+            f"{sel(sig.carrier)})")
     rules.append(_rule(
         "LinkFlapping", flaps, 0, "warning", fabric, f"{where} is flapping",
         f"The port changed state more than {mon.link_flaps} times in {window} s. Each flap "

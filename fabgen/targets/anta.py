@@ -9,6 +9,14 @@ Every test name and input is one of ANTA 1.10's (anta/tests/interfaces.py, conne
 routing/bgp.py, bfd.py, configuration.py); the tests load the rendered file with ANTA's own catalog
 parser. ANTA has no PFC watchdog test: the watchdog's configuration is checked with
 VerifyRunningConfigLines, its triggers by the `PfcWatchdogTriggered` alert (alerts target).
+
+Counter tests read counters since they were last cleared, so they hold after normal traffic
+only over a known window: `verify/anta-check.sh` clears the counters of every EOS switch with
+ANTA's own `anta exec clear-counters`, lets traffic run for monitoring.verify_window_s (or runs
+the traffic command it is given), then runs the catalog. Over that window the lossless queue
+may drop nothing, and a port may send or receive as many PFC frames as the `PfcPauseRate`
+alert allows (its rate x the window): normal RoCE traffic with DCQCN passes, a storm or a
+lossless drop fails.
 """
 
 from __future__ import annotations
@@ -16,17 +24,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabgen import underlay
+from fabgen import templating, underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
-from fabgen.targets import eos
+from fabgen.targets import alerts, eos
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
-__all__ = ["CATALOG", "TARGET", "AntaTarget", "catalog_data", "catalog_text"]
+__all__ = ["CATALOG", "CHECK", "TARGET", "AntaTarget", "catalog_data", "catalog_text",
+           "pfc_budget"]
 
 CATALOG = "verify/anta-catalog.yaml"
+CHECK = "verify/anta-check.sh"
 # Egress counters are read per unicast queue: RoCE is unicast, and on Strata switches (7060X6)
 # unicast and multicast queues are separate (see eos.QUEUE_COMMAND).
 _QUEUE_TYPES = ["unicast"]
@@ -46,17 +56,33 @@ class AntaTarget:
         if ctx.qos is None:
             raise ValueError("the anta target renders RoCE fabrics only")
         switches = list(expected_switches(ctx.index, ctx.qos, platforms=("eos",)))
-        data = catalog_data(switches, ctx.qos, ctx.intent.monitoring,
-                            underlay.plan(ctx.intent).bfd)
-        return {CATALOG: catalog_text(data, ctx.fabric.name)}
+        mon = ctx.intent.monitoring
+        budget = pfc_budget(mon, alerts.pfc_thresholds(ctx)[1])
+        data = catalog_data(switches, ctx.qos, mon, underlay.plan(ctx.intent).bfd,
+                            pfc_frames_max=budget)
+        return {CATALOG: catalog_text(data, ctx.fabric.name, mon.verify_window_s),
+                CHECK: templating.render("anta/anta-check.sh.j2", catalog=CATALOG,
+                                         window_s=mon.verify_window_s, pfc_budget=budget)}
 
 
 TARGET = AntaTarget()
 
 
+def pfc_budget(limits: MonitoringSpec, pause_rate_pps: int) -> int:
+    """PFC frames a port may send or receive between clearing the counters and the check:
+    monitoring.verify_pfc_frames_max, or the PfcPauseRate alert's rate over the window."""
+    if limits.verify_pfc_frames_max is not None:
+        return limits.verify_pfc_frames_max
+    return pause_rate_pps * limits.verify_window_s
+
+
 def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: MonitoringSpec,
-                 bfd: underlay.Bfd | None = None) -> dict[str, list[dict[str, Any]]]:
-    """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch."""
+                 bfd: underlay.Bfd | None = None, *,
+                 pfc_frames_max: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch.
+    `pfc_frames_max`: the PFC budget of the window (pfc_budget); None: the intent's, or 0."""
+    pfc_max = pfc_frames_max if pfc_frames_max is not None else (
+        limits.verify_pfc_frames_max or 0)
     modules: dict[str, list[dict[str, Any]]] = {
         "anta.tests.interfaces": [],
         "anta.tests.connectivity": [],
@@ -81,10 +107,13 @@ def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: Monitori
         interfaces.append({"VerifyL3MTU": {"mtu": sw.mtu, **scope}})
         interfaces.append({"VerifyInterfaceErrors": {"interfaces": names, **scope}})
         interfaces.append({"VerifyInterfacesPFCCounters": {
-            "interfaces": names, "counters_threshold": limits.verify_pfc_frames_max, **scope}})
-        # Only the RDMA queue has ECN configured; ANTA skips queues without it ("-").
-        interfaces.append({"VerifyInterfacesECNCounters": {
-            "interfaces": names, "counters_threshold": limits.verify_ecn_marks_max, **scope}})
+            "interfaces": names, "counters_threshold": pfc_max, **scope}})
+        if limits.verify_ecn_marks_max is not None:
+            # Only the RDMA queue has ECN configured and counted; ANTA skips queues without it
+            # ("-"). Marks there are DCQCN working, so they are bounded only on request.
+            interfaces.append({"VerifyInterfacesECNCounters": {
+                "interfaces": names, "counters_threshold": limits.verify_ecn_marks_max,
+                **scope}})
         # The lossless queue must never drop: a drop there means PFC did not hold.
         interfaces.append({"VerifyInterfacesEgressQueueDrops": {
             "interfaces": names, "traffic_classes": [f"TC{plan.rdma.queue}"],
@@ -131,15 +160,23 @@ def _watchdog_lines(plan: QosPlan) -> list[str]:
              f"priority-flow-control pause watchdog default recovery-time {wd['recovery_time']}",
              "priority-flow-control pause watchdog default polling-interval "
              f"{wd['polling_interval']}",
-             f"priority-flow-control pause watchdog action {wd['action']}"]
+             f"priority-flow-control pause watchdog action {wd['action']}",
+             # on the ports (interface_qos.j2), and ECN marks counted on the RoCE queue
+             "   priority-flow-control pause watchdog",
+             "      random-detect ecn count"]
     return ["^" + _REGEX_SPECIALS.sub(r"\\\1", line) + "$" for line in lines]
 
 
-def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
+def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str,
+                 window_s: int = 300) -> str:
     header = (f"# fabgen: ANTA catalog of {fabric}'s EOS switches; every test is tagged with the\n"
               "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
-              "# devices like the switches (ANTA tags each device with its name):\n"
-              "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory inventory.yml table\n")
+              "# devices like the switches (ANTA tags each device with its name). The PFC\n"
+              "# counter budget is for counters cleared "
+              f"{window_s} s before the check, so run it through\n"
+              "#   bash verify/anta-check.sh inventory.yml [traffic command...]\n"
+              "# which clears the counters (anta exec clear-counters), waits or runs the\n"
+              "# traffic, then runs: anta nrfu --catalog verify/anta-catalog.yaml ... table\n")
     # The document is {module: [tests]}, keys sorted. Each test is written on its own (as a
     # one-item list: a block sequence under a key is not indented, so an item reads the same
     # at the top level): the node tree of the whole catalog took 300 MB at 528 switches.

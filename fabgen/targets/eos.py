@@ -41,6 +41,7 @@ from typing import Any
 from fabgen import qos, templating, underlay
 from fabgen.catalog import buffers
 from fabgen.catalog.ports import native_lanes, switch_port_name
+from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import EcnProfile, QosPlan
 from fabgen.serialize import json_text
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
@@ -69,6 +70,7 @@ PLATFORM = "eos"
 SECTIONS: tuple[str, ...] = (
     "system",
     "port_channel",
+    "management_api_gnmi",
     "ethernet_interfaces",
     "loopback_interfaces",
     "ip_routing",
@@ -249,6 +251,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
     built: dict[str, Any] = {
         "system": _system(switch),
         "port_channel": _port_channel(under),
+        "management_api_gnmi": _management_api_gnmi(ctx.intent.monitoring),
         "ethernet_interfaces": _ethernet_interfaces(switch, ports, plan, interface_qos),
         "loopback_interfaces": _loopback_interfaces(ctx, switch),
         "ip_routing": _ip_routing(),
@@ -278,6 +281,25 @@ def _system(switch: Switch) -> dict[str, Any]:
     # the routing model AVD fabrics run; set explicitly so the config does not depend on the
     # release's default model.
     return {"routing_model": "multi-agent", "hostname": switch.name}
+
+
+# EOS's default gNMI port (`management api gnmi` / `transport grpc`); EOS prints `port` only
+# when it differs, and so does the template [AVD management-api-gnmi.j2 prints what is set].
+EOS_GNMI_DEFAULT_PORT = 6030
+
+
+def _management_api_gnmi(mon: MonitoringSpec) -> dict[str, Any]:
+    """`management api gnmi` / `transport grpc <name>` [AVD management-api-gnmi.j2]: the gNMI
+    server telemetry/gnmic-eos.yaml dials, on monitoring.eos_gnmi_port, in
+    monitoring.eos_gnmi_vrf, with TLS from the SSL profile monitoring.eos_gnmi_ssl_profile
+    (the profile itself, certificate and key, is the switch's `management security` section,
+    which a push keeps). The transport is named after its VRF, as AVD's examples do."""
+    return {
+        "transport": mon.eos_gnmi_vrf or "default",
+        "ssl_profile": mon.eos_gnmi_ssl_profile,
+        "port": None if mon.eos_gnmi_port == EOS_GNMI_DEFAULT_PORT else mon.eos_gnmi_port,
+        "vrf": mon.eos_gnmi_vrf,
+    }
 
 
 def _ethernet_interfaces(switch: Switch, ports: tuple[FabricPort, ...], plan: QosPlan,
@@ -332,8 +354,13 @@ def _interface_qos(plan: QosPlan) -> dict[str, Any]:
     for spec in specs:
         ecn = None
         if spec.ecn is not None:
+            # `random-detect ecn count` [AVD ethernet-interface-uc-tx-queues.j2,
+            # uc_tx_queues.random_detect.ecn.count]: without it EOS allocates no counter for
+            # the queue's ECN marks, and `show qos interfaces ecn counters queue` (ANTA's
+            # VerifyInterfacesECNCounters) and the ecn-marked-pkts leaf stay at zero.
             ecn = {"units": ECN_UNITS, "minimum": spec.ecn.min_bytes,
-                   "maximum": spec.ecn.max_bytes, "max_mark_probability": spec.ecn.probability}
+                   "maximum": spec.ecn.max_bytes, "max_mark_probability": spec.ecn.probability,
+                   "count": True}
         queues.append({
             "id": spec.queue,
             # `priority strict` / `no priority` are the two EOS scheduling keywords
@@ -342,6 +369,16 @@ def _interface_qos(plan: QosPlan) -> dict[str, Any]:
             "bandwidth_percent": spec.percent,
             "ecn": ecn,
         })
+    lossless = {q.queue for q in plan.classes if q.priority in plan.pfc_priorities}
+    if plan.watchdog.enabled and any(s.strict for s in specs if s.queue in lossless):
+        # The PFC watchdog watches the no-drop priorities' queues; some EOS releases let it
+        # watch only a queue with a guaranteed share of the port (a round-robin `bandwidth
+        # percent`), so a strict-priority lossless queue could go unwatched. Refused rather
+        # than rendered with a watchdog that may not hold (no public Arista document lists
+        # the releases).
+        raise UnsupportedPlan(
+            f"{PLATFORM}: the lossless queue is strict priority; the PFC watchdog needs it "
+            "round-robin with a bandwidth share (give the RDMA class a DWRR weight)")
     pfc = None
     if plan.pfc_priorities:
         pfc = {"no_drop": list(plan.pfc_priorities), "watchdog": plan.watchdog.enabled}

@@ -10,6 +10,44 @@ from fabgen.targets.telemetry import GNMIC_EOS, GNMIC_SONIC, OTEL_COLLECTOR, PRO
 
 __all__ = ["howto_markdown"]
 
+# Where the SONiC runbook puts the gNMI server's certificate, key and CA (any path works; these
+# are the file names sonic-mgmt's telemetry tests use, /etc/sonic/telemetry/).
+SONIC_CERT_DIR = "/etc/sonic/telemetry"
+
+
+def _gnmi_setup(ctx: RenderContext) -> list[str]:
+    """How to make each switch's gNMI server reachable by the collector, with TLS."""
+    mon = ctx.intent.monitoring
+    platforms = {s.platform for s in ctx.fabric.switches}
+    out = []
+    if "sonic" in platforms:
+        d = SONIC_CERT_DIR
+        out.append(
+            "- SONiC gNMI: without certificates sonic-gnmi listens on 127.0.0.1 only "
+            "(`--noTLS --bind_address 127.0.0.1`, sonic-buildimage "
+            "dockers/docker-sonic-gnmi/gnmi-native.sh), so gnmic cannot reach it. On each "
+            f"switch put its certificate, key and the CA in `{d}/` and run "
+            f"`sonic-db-cli CONFIG_DB hset 'GNMI|certs' server_crt {d}/server.crt server_key "
+            f"{d}/server.key ca_crt {d}/ca.crt`, `sonic-db-cli CONFIG_DB hset 'GNMI|gnmi' "
+            f"port {mon.gnmi_port} client_auth true user_auth cert`, `sonic-db-cli CONFIG_DB "
+            "hset 'GNMI_CLIENT_CERT|<collector CN>' role@ gnmi_readonly`, `config save -y`, "
+            "`systemctl restart gnmi` (releases with the older `telemetry` container: the "
+            "`TELEMETRY|certs` / `TELEMETRY|gnmi` keys and `systemctl restart telemetry`). "
+            "`fabgen push` keeps these tables. On the collector: GNMIC_TLS_CA, GNMIC_TLS_CERT, "
+            "GNMIC_TLS_KEY (the client certificate whose CN you listed).")
+    if "eos" in platforms:
+        tls = (f"TLS from SSL profile `{mon.eos_gnmi_ssl_profile}` (create it under "
+               "`management security` with the switch's certificate; `fabgen push` keeps "
+               "that section); on the collector GNMIC_TLS_CA"
+               if mon.eos_gnmi_ssl_profile else
+               "no TLS (monitoring.eos_gnmi_ssl_profile is not set: the password crosses the "
+               "network in clear text)")
+        out.append(
+            f"- EOS gNMI: the config enables `management api gnmi` / `transport grpc` on port "
+            f"{mon.eos_gnmi_port}" + (f" in VRF {mon.eos_gnmi_vrf}" if mon.eos_gnmi_vrf else "")
+            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD (an EOS account).")
+    return out
+
 
 def howto_markdown(ctx: RenderContext) -> str:
     fabric = ctx.fabric
@@ -46,10 +84,15 @@ def howto_markdown(ctx: RenderContext) -> str:
                         if "sonic" in platforms else "")
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
-        lines.append("- EOS: `anta nrfu --catalog verify/anta-catalog.yaml --inventory "
-                     "inventory.yml table` (ANTA inventory named like the switches): status, "
-                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", PFC/ECN counters, "
-                     "lossless-queue drops, watchdog settings.")
+        lines.append("- EOS: `bash verify/anta-check.sh inventory.yml [traffic command]` (ANTA "
+                     "inventory named like the switches): clears the counters (`anta exec "
+                     "clear-counters`), runs your RoCE traffic test or waits "
+                     f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
+                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "
+                     "lossless queue, PFC frames within the `PfcPauseRate` budget of the window"
+                     + (", ECN marks within monitoring.verify_ecn_marks_max"
+                        if mon.verify_ecn_marks_max is not None else "")
+                     + ", watchdog and ECN-counting settings.")
     lines += ["", "While jobs run:", ""]
     collectors = []
     if "sonic" in platforms:
@@ -57,6 +100,7 @@ def howto_markdown(ctx: RenderContext) -> str:
                           f":{PROMETHEUS_PORTS['sonic']})")
     if "eos" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
+    gnmi_setup = _gnmi_setup(ctx) if platforms & {"sonic", "eos"} else []
     if "nvue" in platforms:
         # The OTLP export is part of each NVUE switch's startup.yaml (`system telemetry`).
         where = (f"to `{mon.otlp_destination}`" if mon.otlp_destination else
@@ -68,6 +112,7 @@ def howto_markdown(ctx: RenderContext) -> str:
     lines.append("- Telemetry: " + "; ".join(collectors) + ". PFC pause frames per priority, "
                  "ECN marks and drops per queue, buffer watermarks, PFC watchdog events, "
                  "link state and speed, BGP state.")
+    lines += gnmi_setup
     slowest = min(link.speed_gbps for link in fabric.links)
     storm = mon.pfc_storm_pps or continuous_pause_pps(slowest)
     lines.append(f"- Alerts: load `{RULES}` into Prometheus. A PFC storm is more than "

@@ -31,13 +31,18 @@ from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Role, Switch
 
 __all__ = [
+    "FLEX_COUNTER_ADDED",
+    "FLEX_COUNTER_DEFAULTS",
     "MAP_NAME",
+    "PFC_QUEUE_MAP_NAME",
     "TARGET",
     "SonicTarget",
     "config_db_text",
     "device_config",
+    "flex_counters",
     "frr_data",
     "frr_text",
+    "port_aliases",
     "switch_buffers",
     "switch_hash",
 ]
@@ -53,6 +58,40 @@ FullConfigDb = dict[str, Table | ListTable]
 # pattern ([a-zA-Z0-9][-a-zA-Z0-9_]{0,31}); PORT_QOS_MAP refers to the maps by this name.
 MAP_NAME = "ROCE"
 WRED_NAME = "ROCE_LOSSLESS"
+# The PFC priority -> queue map alone is named AZURE: sonic-gnmi reads
+# MAP_PFC_PRIORITY_TO_QUEUE|AZURE by that fixed name to find the queues the PFC watchdog watches
+# (sonic-gnmi sonic_data_client/virtual_db.go GetPfcwdMap, commit 5ec1c20b); under any other
+# name its COUNTERS/Ethernet*/Pfcwd path answers nothing. Nothing else reads map names: the
+# buffer and QoS templates (sonic-buildimage qos_config.j2) name their own maps, and the YANG
+# (sonic-port-qos-map.yang pfc_to_queue_map) only requires the referenced map to exist.
+PFC_QUEUE_MAP_NAME = "AZURE"
+# FLEX_COUNTER_TABLE: the groups SONiC enables on a new switch (sonic-buildimage
+# files/build_templates/init_cfg.json.j2, commit 086b03bd: FLEX_COUNTER_STATUS enable, ACL
+# polled every 10000 ms, the others at sonic-swss's own default intervals), written out in full
+# so a `config reload` or reboot from this file keeps every one: a group missing from
+# CONFIG_DB is never polled (sonic-swss orchagent/flexcounterorch.cpp: counters are disabled
+# until their group is enabled). PG_DROP, QUEUE_WATERMARK, BUFFER_POOL_WATERMARK and
+# PORT_BUFFER_DROP are the lossless-debug counters (`show pfc counters`, `show priority-group
+# drop counters`, `show queue watermark`, `show buffer_pool watermark`).
+FLEX_COUNTER_DEFAULTS: dict[str, dict[str, str]] = {
+    "ACL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
+    "BUFFER_POOL_WATERMARK": {"FLEX_COUNTER_STATUS": "enable"},
+    "PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
+    "PG_DROP": {"FLEX_COUNTER_STATUS": "enable"},
+    "PG_WATERMARK": {"FLEX_COUNTER_STATUS": "enable"},
+    "PORT": {"FLEX_COUNTER_STATUS": "enable"},
+    "PORT_BUFFER_DROP": {"FLEX_COUNTER_STATUS": "enable"},
+    "PORT_PHY_ATTR": {"FLEX_COUNTER_STATUS": "enable"},
+    "QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
+    "QUEUE_WATERMARK": {"FLEX_COUNTER_STATUS": "enable"},
+    "RIF": {"FLEX_COUNTER_STATUS": "enable"},
+}
+# Added to the defaults: per-queue WRED/ECN counters (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS),
+# which the EcnMarksOnNonRoceQueue alert reads; off in SONiC by default (`counterpoll
+# wredqueue enable`; sonic-utilities counterpoll/main.py polls it every 10000 ms by default).
+FLEX_COUNTER_ADDED: dict[str, dict[str, str]] = {
+    "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
+}
 # DEVICE_METADATA.type per role: SONiC's names for the tiers of a Clos (sonic-device_metadata.yang
 # `type` pattern). A third tier is the layer above the spines.
 ROUTER_TYPE: dict[Role, str] = {"leaf": "LeafRouter", "spine": "SpineRouter",
@@ -180,8 +219,7 @@ def _device_config(ctx: RenderContext, switch: Switch,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
         "BGP_NEIGHBOR": _bgp_neighbors(ports, underlay_plan),
-        "FLEX_COUNTER_TABLE": {group: {"FLEX_COUNTER_STATUS": "enable"}
-                               for group in ("PFCWD", "PG_WATERMARK", "PORT", "QUEUE")},
+        "FLEX_COUNTER_TABLE": flex_counters(),
     }
     config.update(shapes.qos_tables(names, pfc_to_pg))
     if pfc_to_pg:
@@ -195,6 +233,12 @@ def _device_config(ctx: RenderContext, switch: Switch,
     full: FullConfigDb = {table: rows for table, rows in config.items() if rows}
     full["SWITCH_HASH"] = switch_hash(underlay_plan)
     return full
+
+
+def flex_counters() -> Table:
+    """FLEX_COUNTER_TABLE: SONiC's default groups and the ones the alerts need, sorted."""
+    rows = {**FLEX_COUNTER_DEFAULTS, **FLEX_COUNTER_ADDED}
+    return {group: dict(rows[group]) for group in sorted(rows)}
 
 
 def switch_hash(underlay_plan: underlay.UnderlayPlan) -> ListTable:
@@ -290,6 +334,15 @@ def _generic_hwsku(switch: Switch) -> str:
     if known is None:
         return f"custom-{layout}"
     return f"{known.vendor}-{switch.model.upper()}-{layout}"
+
+
+def port_aliases(switch: Switch) -> dict[str, str]:
+    """{PORT alias: SONiC name} of every front-panel port, as PORT writes them. sonic-gnmi
+    keys its COUNTERS_DB answers by this alias (virtual_db.go name2aliasMap, read from
+    CONFIG_DB PORT|*.alias), so the telemetry processor maps them back with it."""
+    layout = _port_layout(switch.model, switch.breakout, switch.radix)
+    return {alias: switch_port_name(switch, number)
+            for number, (_, _, alias) in enumerate(layout, start=1)}
 
 
 def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
@@ -410,7 +463,7 @@ def _qos_tables(plan: QosPlan, names: tuple[str, ...], pfc_to_pg: bool) -> Confi
     qos_map: dict[str, str] = {
         "dscp_to_tc_map": MAP_NAME,
         "pfc_enable": pfc,
-        "pfc_to_queue_map": MAP_NAME,
+        "pfc_to_queue_map": PFC_QUEUE_MAP_NAME,
         "tc_to_pg_map": MAP_NAME,
         "tc_to_queue_map": MAP_NAME,
     }
@@ -425,7 +478,8 @@ def _qos_tables(plan: QosPlan, names: tuple[str, ...], pfc_to_pg: bool) -> Confi
         "TC_TO_PRIORITY_GROUP_MAP": {MAP_NAME: {str(tc): str(pg)
                                                 for tc, pg in enumerate(plan.priority_to_pg)}},
         # PFC frames name priorities; the queue they pause is the one that priority's TC uses.
-        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP_NAME: {str(tc): str(q) for tc, q in tc_queue.items()}},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {PFC_QUEUE_MAP_NAME: {str(tc): str(q)
+                                                           for tc, q in tc_queue.items()}},
         "PORT_QOS_MAP": {name: qos_map for name in names},
         "SCHEDULER": {},
         "QUEUE": {},

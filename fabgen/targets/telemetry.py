@@ -2,9 +2,11 @@
 
 - `telemetry/gnmic-sonic.yaml`: gnmic (openconfig/gnmic) subscribing to SONiC's gNMI server
   (sonic-gnmi): COUNTERS_DB port counters (PFC frames per priority), queue counters (ECN marks,
-  drops, watermarks), the PFC watchdog per queue and priority-group watermarks; APPL_DB PORT_TABLE
-  (oper status, speed) and STATE_DB NEIGH_STATE_TABLE (BGP state, written by bgpmon), on change.
-  Paths and answers: sonic-gnmi sonic_data_client/virtual_db.go and its testdata.
+  drops, watermarks, the PFC watchdog of the watched queues) and priority-group watermarks;
+  APPL_DB PORT_TABLE (oper status), STATE_DB PORT_TABLE (operational speed) and
+  NEIGH_STATE_TABLE (BGP state, written by bgpmon), on change. Paths and answers: sonic-gnmi
+  sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b); COUNTERS_DB answers are
+  keyed by port alias, which the processor maps back to SONiC names.
 - `telemetry/gnmic-eos.yaml`: gnmic subscribing to EOS's OpenConfig paths, each one listed as
   supported in Arista's EOS 4.36.1F image profile (aristanetworks/yang
   EOS-4.36.1F/arista-nosimageprofile.textproto): PFC frames and buffer maximum per priority, the
@@ -21,18 +23,24 @@
   treydock/infiniband_exporter naming switches from OpenSM's node-name-map.
 
 Both gnmic configs serve Prometheus (gnmic's prometheus output); the metric names they produce
-are spelled out in alerts.py, which renders the alerting rules over them. Credentials are never
-written: gnmic reads them from its flags or GNMIC_USERNAME / GNMIC_PASSWORD.
+are spelled out in alerts.py, which renders the alerting rules over them. Both shape the
+answers with an event-starlark processor (templates/telemetry/*.star.j2). Credentials and
+certificate paths are never written: each target names the collector's environment variables
+(GNMIC_USERNAME, GNMIC_PASSWORD, GNMIC_TLS_CA, GNMIC_TLS_CERT, GNMIC_TLS_KEY), which gnmic
+expands when it loads the file.
 """
 
 from __future__ import annotations
 
+import json
+import textwrap
 from typing import Any
 
 import yaml
 
 from fabgen import templating
-from fabgen.targets import opensm
+from fabgen.natural import natural_key
+from fabgen.targets import opensm, sonic
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.topology.model import Fabric, Switch
 
@@ -43,8 +51,10 @@ __all__ = [
     "TARGET",
     "TelemetryTarget",
     "eos_gnmic",
+    "eos_names_source",
     "nvue_telemetry",
     "sonic_gnmic",
+    "sonic_split_program",
     "sonic_split_source",
 ]
 
@@ -55,9 +65,9 @@ OTEL_COLLECTOR = "telemetry/otel-collector.yaml"
 # instance takes the next port so both can run on one host. The OTel collector's Prometheus
 # exporter has no default port; 9464 is the one OpenTelemetry's Prometheus exporters use.
 PROMETHEUS_PORTS = {"sonic": 9804, "eos": 9805, "nvue": 9464}
-# Counters are sampled every 10 s: SONiC's flex counters poll ports and queues every 10 s
-# (FLEX_COUNTER_TABLE PORT/QUEUE POLL_INTERVAL 10000 ms, see sonic-swss flexcounterorch), so a
-# faster sample repeats values; rates over 1 m then have 6 points.
+# Counters are sampled every 10 s: SONiC polls queue, PG-drop and WRED/ECN counters every 10 s
+# by default (port counters every 1 s; sonic-utilities counterpoll/main.py `show` defaults),
+# so a faster sample repeats queue values; rates over 1 m then have 6 points.
 SAMPLE_INTERVAL = "10s"
 OTLP_SAMPLE_INTERVAL_S = 10
 
@@ -79,14 +89,16 @@ class TelemetryTarget:
         sonic = [s for s in fabric.switches if s.platform == "sonic"]
         eos = [s for s in fabric.switches if s.platform == "eos"]
         nvue = [s for s in fabric.switches if s.platform == "nvue"]
-        port = ctx.intent.monitoring.gnmi_port
+        mon = ctx.intent.monitoring
         if sonic:
-            out[GNMIC_SONIC] = _yaml(sonic_gnmic(fabric, sonic, port),
-                                     "gnmic --config telemetry/gnmic-sonic.yaml subscribe")
+            out[GNMIC_SONIC] = _yaml(sonic_gnmic(fabric, sonic, mon.gnmi_port),
+                                     "gnmic --config telemetry/gnmic-sonic.yaml subscribe",
+                                     SONIC_ENV)
         if eos:
-            rdma = ctx.qos.rdma.priority if ctx.qos is not None else 3
-            out[GNMIC_EOS] = _yaml(eos_gnmic(fabric, eos, port, rdma),
-                                   "gnmic --config telemetry/gnmic-eos.yaml subscribe")
+            out[GNMIC_EOS] = _yaml(eos_gnmic(fabric, eos, mon.eos_gnmi_port,
+                                             mon.eos_gnmi_ssl_profile),
+                                   "gnmic --config telemetry/gnmic-eos.yaml subscribe",
+                                   EOS_ENV if mon.eos_gnmi_ssl_profile else EOS_ENV_CLEAR)
         if nvue and ctx.qos is not None:
             # The switches' own settings are in their startup.yaml (nvue target).
             out[OTEL_COLLECTOR] = _yaml(otel_collector(ctx.intent.monitoring.otlp_port),
@@ -97,61 +109,172 @@ class TelemetryTarget:
 TARGET = TelemetryTarget()
 
 
-def _yaml(data: Any, usage: str) -> str:
-    return (f"# fabgen: {usage}\n"
-            + yaml.safe_dump(data, sort_keys=True, default_flow_style=False, width=100))
+SONIC_ENV = ("Environment: GNMIC_TLS_CA (CA of the switches' gNMI certificates), "
+             "GNMIC_TLS_CERT and GNMIC_TLS_KEY (this collector's client certificate, its "
+             "common name in each switch's GNMI_CLIENT_CERT table).")
+EOS_ENV = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI), "
+           "GNMIC_TLS_CA (CA of the switches' certificates).")
+EOS_ENV_CLEAR = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed "
+                 "gNMI). No TLS: monitoring.eos_gnmi_ssl_profile is not set, so the password "
+                 "crosses the network in clear text.")
 
 
-def _target(fabric: Fabric, sw: Switch, port: int) -> dict[str, Any]:
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the processors' Starlark programs) as literal blocks, readable and
+    diffable as the program text."""
+
+
+def _str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _yaml(data: Any, usage: str, env: str = "") -> str:
+    head = f"# fabgen: {usage}\n"
+    if env:
+        head += "".join(f"# {line}\n" for line in textwrap.wrap(env, 96))
+    return head + yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False,
+                            width=100)
+
+
+def _target(fabric: Fabric, sw: Switch, port: int, tls: dict[str, Any]) -> dict[str, Any]:
     # The target's key is its name: gnmic labels every metric with it (`source`), and the
     # alert rules name the switch by that label.
-    return {"address": f"{sw.name}:{port}",
+    return {"address": f"{sw.name}:{port}", **tls,
             "event-tags": {"fabric": fabric.name, "role": sw.role, "platform": sw.platform}}
 
 
-def sonic_split_source() -> str:
+# TLS and credentials of a target, as references to the collector's environment: gnmic expands
+# ${VAR} in a target's username, password (when it starts with $), tls-ca, tls-cert and tls-key
+# (gnmic pkg/config/targets.go expandTargetEnv), so no secret or key path is written here.
+# `skip-verify: false`: the switch's certificate is checked against GNMIC_TLS_CA.
+TLS_ENV = {"tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
+           "tls-key": "${GNMIC_TLS_KEY}"}
+CREDENTIALS_ENV = {"username": "${GNMIC_USERNAME}", "password": "${GNMIC_PASSWORD}"}
+
+
+def sonic_tls() -> dict[str, Any]:
+    """sonic-gnmi without certificates runs with --noTLS bound to 127.0.0.1 (sonic-buildimage
+    dockers/docker-sonic-gnmi/gnmi-native.sh), so a remote collector always dials TLS. The
+    client authenticates with its certificate (GNMI|gnmi user_auth cert, the default; its
+    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly)."""
+    return {"insecure": False, "skip-verify": False, **TLS_ENV}
+
+
+def eos_tls(ssl_profile: str | None) -> dict[str, Any]:
+    """EOS authenticates gNMI with the switch's AAA (username and password); it serves TLS
+    only with an SSL profile on `transport grpc` (monitoring.eos_gnmi_ssl_profile)."""
+    if ssl_profile is None:
+        return {"insecure": True, **CREDENTIALS_ENV}
+    return {"insecure": False, "skip-verify": False, "tls-ca": TLS_ENV["tls-ca"],
+            **CREDENTIALS_ENV}
+
+
+# Every subscription samples, states too: gnmic's Prometheus output deletes a series that has
+# not been updated for 60 s (its `expiration` default), so an on-change state that stays put
+# (a BGP session down for an hour) would vanish and its alert resolve on its own.
+# SONiC subscriptions: name -> (gNMI target database, path, stream mode, event name, index tag).
+# The event name is the middle of the metric name (sonic_<event>_<field>); the index tag names
+# what follows the ':' of a key (Ethernet0:3 is queue 3).
+SONIC_SUBSCRIPTIONS: dict[str, tuple[str, str, str, str, str]] = {
+    # SAI_PORT_STAT_PFC_<p>_RX_PKTS / _TX_PKTS per priority, errors, octets (flex group PORT).
+    "sonic-port-counters": ("COUNTERS_DB", "COUNTERS/Ethernet*", "sample", "port", ""),
+    # Per queue: SAI_QUEUE_STAT_PACKETS, _DROPPED_PACKETS (QUEUE), _WRED_ECN_MARKED_PACKETS
+    # (WRED_ECN_QUEUE), and on the queues the PFC watchdog watches its own fields
+    # PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED / _RESTORED and PFC_WD_STATUS, which pfcwdorch
+    # writes into the same COUNTERS:<queue oid> hash (sonic-gnmi testdata
+    # COUNTERS:Ethernet_wildcard_Queues_alias_expected.txt). Read here rather than from the
+    # COUNTERS/Ethernet*/Pfcwd path, which finds those queues through
+    # MAP_PFC_PRIORITY_TO_QUEUE|AZURE only.
+    "sonic-queue-counters": ("COUNTERS_DB", "COUNTERS/Ethernet*/Queues", "sample", "queue",
+                             "queue"),
+    # SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES, _XOFF_ROOM_WATERMARK_BYTES.
+    "sonic-pg-watermarks": ("COUNTERS_DB", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups",
+                            "sample", "pg", "pg"),
+    # oper_status as the ASIC reports it and flap_count (portsorch writes both to APPL_DB
+    # PORT_TABLE; flap_count since sonic-swss #3052, 2024-03), so no flap is lost between two
+    # samples where the release counts them.
+    "sonic-port-state": ("APPL_DB", "PORT_TABLE", "sample", "port_state", ""),
+    # speed as the link came up (portsorch updateDbPortOperSpeed writes STATE_DB PORT_TABLE
+    # speed in Mb/s, N/A when unknown); APPL_DB's speed is only the configured one.
+    "sonic-port-oper": ("STATE_DB", "PORT_TABLE", "sample", "port_oper", ""),
+    # state per neighbour address, written by bgpmon.
+    "sonic-bgp-state": ("STATE_DB", "NEIGH_STATE_TABLE", "sample", "bgp", ""),
+}
+
+
+def sonic_layouts(switches: list[Switch]) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """({layout: {alias or name: SONiC name}}, {switch: layout}): the port names the processor
+    maps sonic-gnmi's keys with. Switches of one model and split share one layout."""
+    layouts: dict[str, dict[str, str]] = {}
+    by_switch: dict[str, str] = {}
+    for sw in switches:
+        key = f"{sw.model}-{sw.breakout}x{sw.radix}"
+        if key not in layouts:
+            aliases = sonic.port_aliases(sw)
+            layouts[key] = {**{name: name for name in aliases.values()}, **aliases}
+        by_switch[sw.name] = key
+    return layouts, by_switch
+
+
+def _starlark(value: Any) -> str:
+    """A Starlark literal of strings, dicts and lists (JSON's spelling is Starlark's), keys in
+    natural order, one entry a line."""
+    def ordered(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: ordered(v[k]) for k in sorted(v, key=natural_key)}
+        return v
+    return json.dumps(ordered(value), indent=4)
+
+
+def sonic_split_source(switches: list[Switch] | None = None) -> str:
     """The starlark program that splits SONiC's keyed JSON answers into tagged events."""
-    return templating.render("telemetry/sonic-split.star.j2")
+    return sonic_split_program(*sonic_layouts(switches or []))
+
+
+def sonic_split_program(layouts: dict[str, dict[str, str]], by_switch: dict[str, str]) -> str:
+    """sonic_split_source with the port tables given: ({layout: {alias or name: SONiC name}},
+    {switch: layout})."""
+    subs = SONIC_SUBSCRIPTIONS.values()
+    sources = {f"{db}|/{path}": event for db, path, _, event, _ in subs}
+    index_tags = {f"{db}|/{path}": index for db, path, _, _, index in subs if index}
+    return templating.render("telemetry/sonic-split.star.j2", sources=_starlark(sources),
+                             index_tags=_starlark(index_tags), layouts=_starlark(layouts),
+                             switches=_starlark(by_switch))
+
+
+def eos_names_source() -> str:
+    """The starlark program that names EOS's OpenConfig events (interface, neighbour, leaf)."""
+    return templating.render("telemetry/eos-names.star.j2")
 
 
 def sonic_gnmic(fabric: Fabric, switches: list[Switch], port: int) -> dict[str, Any]:
     """gnmic config for the SONiC switches.
 
     Resulting metrics (gnmic prometheus output: prefix, event name, value name joined by `_`):
-    sonic_port_<SAI_PORT_STAT_...>{source, interface}, sonic_queue_<SAI_QUEUE_STAT_...>{source,
-    interface, queue}, sonic_pfcwd_<PFC_WD_...>{source, interface, queue},
-    sonic_pg_<SAI_INGRESS_PRIORITY_GROUP_STAT_...>{source, interface, pg},
-    sonic_port_state_{oper_up, speed, mtu}{source, interface}, sonic_bgp_established{source,
-    neighbor}.
+    sonic_port_<SAI_PORT_STAT_...>{source, interface}, sonic_queue_<SAI_QUEUE_STAT_... |
+    PFC_WD_...>{source, interface, queue}, sonic_pg_<SAI_INGRESS_PRIORITY_GROUP_STAT_...>{source,
+    interface, pg}, sonic_port_state_oper_up{source, interface}, sonic_port_oper_speed (Mb/s)
+    {source, interface}, sonic_bgp_established{source, neighbor}. `interface` is the SONiC
+    name (Ethernet0) whatever alias sonic-gnmi keyed the answer by.
     """
-    def sample(db: str, path: str) -> dict[str, Any]:
-        return {"target": db, "paths": [path], "mode": "stream", "stream-mode": "sample",
-                "sample-interval": SAMPLE_INTERVAL, "encoding": "json_ietf"}
+    def subscription(db: str, path: str, mode: str) -> dict[str, Any]:
+        sub: dict[str, Any] = {"target": db, "paths": [path], "mode": "stream",
+                               "stream-mode": mode, "encoding": "json_ietf"}
+        if mode == "sample":
+            sub["sample-interval"] = SAMPLE_INTERVAL
+        return sub
 
-    def on_change(db: str, path: str) -> dict[str, Any]:
-        return {"target": db, "paths": [path], "mode": "stream", "stream-mode": "on-change",
-                "encoding": "json_ietf"}
-
+    tls = sonic_tls()
     return {
-        "targets": {sw.name: _target(fabric, sw, port) for sw in switches},
-        "subscriptions": {
-            # SAI_PORT_STAT_PFC_<p>_RX_PKTS / _TX_PKTS per priority, errors, octets.
-            "sonic-port-counters": sample("COUNTERS_DB", "COUNTERS/Ethernet*"),
-            # SAI_QUEUE_STAT_PACKETS, _DROPPED_PACKETS, _SHARED_WATERMARK_BYTES and, where the
-            # ASIC supports it, _WRED_ECN_MARKED_PACKETS (flex counter group WRED_ECN_QUEUE:
-            # `counterpoll wredqueue enable`).
-            "sonic-queue-counters": sample("COUNTERS_DB", "COUNTERS/Ethernet*/Queues"),
-            # PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED / _RESTORED, PFC_WD_STATUS per queue.
-            "sonic-pfcwd": sample("COUNTERS_DB", "COUNTERS/Ethernet*/Pfcwd"),
-            # SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES, _XOFF_ROOM_WATERMARK_BYTES.
-            "sonic-pg-watermarks": sample("COUNTERS_DB",
-                                          "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups"),
-            # oper_status, speed (Mb/s), mtu: on change, so no flap falls between two samples.
-            "sonic-port-state": on_change("APPL_DB", "PORT_TABLE"),
-            # state per neighbour address, written by bgpmon (absent in unified FRR mode).
-            "sonic-bgp-state": on_change("STATE_DB", "NEIGH_STATE_TABLE"),
-        },
-        "processors": {"fabgen-sonic-split": {"event-starlark": {"source": sonic_split_source()}}},
+        "targets": {sw.name: _target(fabric, sw, port, tls) for sw in switches},
+        "subscriptions": {name: subscription(db, path, mode)
+                          for name, (db, path, mode, _, _) in SONIC_SUBSCRIPTIONS.items()},
+        "processors": {"fabgen-sonic-split": {"event-starlark": {
+            "source": sonic_split_source(switches)}}},
         "outputs": {"prometheus": {
             "type": "prometheus", "listen": f":{PROMETHEUS_PORTS['sonic']}",
             "metric-prefix": "sonic", "append-subscription-name": True,
@@ -159,7 +282,8 @@ def sonic_gnmic(fabric: Fabric, switches: list[Switch], port: int) -> dict[str, 
     }
 
 
-def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> dict[str, Any]:
+def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int,
+              ssl_profile: str | None = None) -> dict[str, Any]:
     """gnmic config for the EOS switches.
 
     Resulting metrics: eos_pfc_{in_frames, out_frames, all_buffers_octets_max_last_poll}
@@ -175,60 +299,27 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int, rdma: int) -> d
         return {"paths": list(paths), "mode": "stream", "stream-mode": "sample",
                 "sample-interval": SAMPLE_INTERVAL, "encoding": "json_ietf"}
 
-    def on_change(*paths: str) -> dict[str, Any]:
-        return {"paths": list(paths), "mode": "stream", "stream-mode": "on-change",
-                "encoding": "json_ietf"}
-
-    del rdma  # every priority is streamed; the rules pick the lossless one
+    tls = eos_tls(ssl_profile)
     return {
-        "targets": {sw.name: _target(fabric, sw, port) for sw in switches},
+        "targets": {sw.name: _target(fabric, sw, port, tls) for sw in switches},
         "subscriptions": {
             "pfc": sample("/interfaces/interface/ethernet/pfc/priorities/priority/state"),
             "pfcwd": sample("/interfaces/interface/ethernet/pfc/watchdog/tx-queues/tx-queue/state"),
             "queues": sample("/qos/interfaces/interface/output/queues/queue/state"),
-            "intf": on_change("/interfaces/interface/state/oper-status",
-                              "/interfaces/interface/state/counters/carrier-transitions",
-                              "/interfaces/interface/ethernet/state/port-speed"),
-            "bgp": on_change("/network-instances/network-instance/protocols/protocol/bgp/"
-                             "neighbors/neighbor/state/session-state"),
+            # carrier-transitions counts every flap, so sampling the state loses none.
+            "intf": sample("/interfaces/interface/state/oper-status",
+                           "/interfaces/interface/state/counters/carrier-transitions",
+                           "/interfaces/interface/ethernet/state/port-speed"),
+            "bgp": sample("/network-instances/network-instance/protocols/protocol/bgp/"
+                          "neighbors/neighbor/state/session-state"),
             # BFD session per routed interface (openconfig-bfd; in the 4.36.1F profile).
-            "bfd": on_change("/bfd/interfaces/interface/peers/peer/state/session-state"),
+            "bfd": sample("/bfd/interfaces/interface/peers/peer/state/session-state"),
         },
-        "processors": {
-            # States the rules compare as numbers: OpenConfig enumerations to 1/0, port-speed
-            # identities (openconfig-if-ethernet:SPEED_400GB) to Mb/s.
-            "fabgen-eos-states": {"event-strings": {
-                "value-names": ["oper-status$", "session-state$", "port-speed$"],
-                "transforms": [
-                    {"replace": {"apply-on": "value", "old": "^(?:.*:)?(UP|ESTABLISHED)$",
-                                 "new": "1"}},
-                    {"replace": {"apply-on": "value",
-                                 "old": "^(?:.*:)?(DOWN|TESTING|UNKNOWN|DORMANT|NOT_PRESENT|"
-                                        "LOWER_LAYER_DOWN|IDLE|CONNECT|ACTIVE|OPENSENT|"
-                                        "OPENCONFIRM|ADMIN_DOWN|INIT)$",
-                                 "new": "0"}},
-                    {"replace": {"apply-on": "value", "old": "^(?:.*:)?SPEED_([0-9]+)GB$",
-                                 "new": "${1}000"}},
-                ]}},
-            # One interface label for every path (the qos tree keys interfaces by
-            # interface-id, the bfd tree by id), one neighbour label, and value names cut to
-            # their leaf.
-            "fabgen-eos-names": {"event-strings": {
-                "tag-names": ["^interface_interface-id$", "^interface_id$",
-                              "^neighbor_neighbor-address$"],
-                "value-names": [".*"],
-                "transforms": [
-                    {"replace": {"apply-on": "name", "old": "^interface_(interface-)?id$",
-                                 "new": "interface_name"}},
-                    {"replace": {"apply-on": "name", "old": "^neighbor_neighbor-address$",
-                                 "new": "neighbor"}},
-                    {"path-base": {"apply-on": "name"}},
-                ]}},
-        },
+        "processors": {"fabgen-eos-names": {"event-starlark": {"source": eos_names_source()}}},
         "outputs": {"prometheus": {
             "type": "prometheus", "listen": f":{PROMETHEUS_PORTS['eos']}",
             "metric-prefix": "eos", "append-subscription-name": True,
-            "event-processors": ["fabgen-eos-states", "fabgen-eos-names"]}},
+            "event-processors": ["fabgen-eos-names"]}},
     }
 
 

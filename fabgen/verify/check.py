@@ -218,12 +218,13 @@ def _sonic_pfc(sw: ExpectedSwitch, text: str, plan: QosPlan,
                     counts[port][prio] += n
     out = []
     lossless = set(plan.pfc_priorities)
+    budget = limits.verify_pfc_frames_max or 0
     for p in sw.ports:
         seen = counts.get(p.name, {})
         for prio, n in sorted(seen.items()):
-            if prio in lossless and n > limits.verify_pfc_frames_max:
+            if prio in lossless and n > budget:
                 out.append(Finding(sw.name, p.name, "pfc", f"at most "
-                                   f"{limits.verify_pfc_frames_max} PFC frames on priority "
+                                   f"{budget} PFC frames on priority "
                                    f"{prio} (monitoring.verify_pfc_frames_max)", str(n)))
             elif prio not in lossless and n:
                 out.append(Finding(sw.name, p.name, "pfc", f"no PFC frames on priority {prio} "

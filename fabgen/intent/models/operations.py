@@ -39,11 +39,22 @@ class MonitoringSpec(StrictModel):
     link_flaps: int = Field(3, ge=1, le=1000)
     """Carrier transitions of one port in `link_flap_window_s` that make `LinkFlapping` fire."""
     link_flap_window_s: int = Field(600, ge=60, le=86400)
-    verify_pfc_frames_max: int = Field(0, ge=0)
-    """`fabgen verify` and the ANTA catalog: PFC frames (sent + received) a port may show since
-    the counters were last cleared. 0 for an idle fabric; raise it to check a fabric under load."""
-    verify_ecn_marks_max: int = Field(0, ge=0)
-    """ECN-marked packets a queue may show since the counters were cleared (ANTA)."""
+    verify_window_s: int = Field(300, ge=10, le=86400)
+    """How long test traffic runs between clearing the counters and reading them
+    (`verify/anta-check.sh` clears the EOS counters, waits this long or runs your traffic
+    command, then runs the ANTA catalog): the PFC budget below is a rate over this window."""
+    verify_pfc_frames_max: int | None = Field(None, ge=0)
+    """`fabgen verify` and the ANTA catalog: PFC frames (sent or received) a port may show since
+    the counters were last cleared. Not set: ANTA allows the `PfcPauseRate` alert's rate for
+    `verify_window_s` (a port that paused less than the alert warns about passes, so normal
+    RoCE traffic passes and a storm fails); `fabgen verify` (SONiC) allows 0, for a fabric
+    checked idle after clearing the counters."""
+    verify_ecn_marks_max: int | None = Field(None, ge=0)
+    """ECN-marked packets the RoCE queue may show since the counters were cleared (ANTA
+    VerifyInterfacesECNCounters). Not set: not checked, because marks on the RoCE queue are
+    DCQCN working as designed, not a fault; marks on any other queue are the
+    `EcnMarksOnNonRoceQueue` alert, and EOS counts them only where `random-detect ecn count` is
+    configured (the RoCE queue)."""
     ib_symbol_errors: int = Field(10, ge=0)
     """InfiniBand: symbol errors of one port per hour that make `IbSymbolErrors` fire."""
     ib_xmit_wait_per_s: int = Field(1_000_000, ge=1)
@@ -58,8 +69,18 @@ class MonitoringSpec(StrictModel):
     otlp_port: int = Field(4317, ge=1, le=65535)
     """OTLP/gRPC port of that collector (4317 is OTLP's registered gRPC port)."""
     gnmi_port: int = Field(8080, ge=1, le=65535)
-    """gNMI port gnmic dials on SONiC and EOS switches (SONiC's telemetry container listens on
-    8080; set it to EOS's `management api gnmi` port when it differs)."""
+    """gNMI port gnmic dials on SONiC switches (sonic-gnmi's default, CONFIG_DB `GNMI|gnmi`
+    `port`)."""
+    eos_gnmi_port: int = Field(6030, ge=1, le=65535)
+    """gNMI port of the EOS switches: the EOS config sets `management api gnmi` / `transport
+    grpc` on it and gnmic dials it (6030 is EOS's default gNMI port)."""
+    eos_gnmi_vrf: SafeName | None = None
+    """VRF the EOS gNMI server listens in (`transport grpc` `vrf`), the management VRF when the
+    collector reaches the switches over the management network. Not set: the default VRF."""
+    eos_gnmi_ssl_profile: SafeName | None = None
+    """EOS `management security` SSL profile (certificate and key on the switch) the gNMI server
+    uses: gnmic then dials with TLS and checks the switch's certificate. Not set: EOS serves
+    gNMI without TLS and gnmic dials in clear text (the report warns)."""
 
 
 # --- job schedulers -------------------------------------------------------------------------
