@@ -91,7 +91,7 @@ EXTRA_PREFIX = {"storage": "stor-", "management": "mgmt-"}
 def build(intent: Intent) -> Fabric:
     """Expand a validated intent into the Fabric every renderer reads."""
     fabric = _build(intent, "compute")
-    extras = tuple(_build(_extra_intent(intent, role), role)
+    extras = tuple(_build(_extra_intent(intent, role), role, _extra_panels(intent, role))
                    for role in ("storage", "management")
                    if getattr(intent.topology, role) is not None)
     if extras:
@@ -128,7 +128,18 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     return Intent.model_validate(data)
 
 
-def _build(intent: Intent, role: str) -> Fabric:
+def _extra_panels(intent: Intent, role: str) -> list[str] | None:
+    """The chassis labels of the node model's storage-card ports the network uses, when the
+    network is planned on them (nodes.extra_ports); None otherwise."""
+    spec = getattr(intent.topology, role)
+    transport = "infiniband" if spec.transport == "infiniband" else "roce"
+    names = nodes.extra_ports(intent, role, spec.nics, transport)
+    return nodes.extra_panels(intent, role, names[0]) if names else None
+
+
+def _build(intent: Intent, role: str, panels: list[str] | None = None) -> Fabric:
+    """One network of the intent; `panels`: the chassis label of each host port (dev order)
+    when the node model's table does not give them (the storage and management networks)."""
     shape = sizing.shape(intent)
     topo = intent.topology
     ethernet = intent.fabric.transport == "roce"
@@ -220,15 +231,17 @@ def _build(intent: Intent, role: str) -> Fabric:
             gpu = nic * node.gpus // node.nics
             numa = min(gpu // gpus_per_numa, node.numa_nodes - 1)
             rdma_device, netdev = devices[dev], netdevs[dev]
+            panel = panels[dev] if panels is not None else ""
             if mapped is not None:
                 facts = mapped[dev]
                 rdma_device, netdev, gpu, numa = facts.rdma, facts.netdev, facts.gpu, facts.numa
+                panel = facts.panel
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
                                   rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
-                                  address=host_end))
+                                  address=host_end, panel=panel))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 

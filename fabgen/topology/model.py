@@ -101,6 +101,9 @@ class HostPort:
     gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA); -1: no GPU
     numa: int  # -1: not planned (a subnet-manager host's port)
     address: LinkAddress | None = None  # RoCE: the host end of its /31
+    # Where the cable plugs into the chassis, from the node model's port table ("OSFP4 P2" on a
+    # DGX H100, "Slot1 P2"); "" when the model publishes none.
+    panel: str = ""
 
 
 @dataclass(frozen=True, slots=True)
