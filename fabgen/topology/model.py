@@ -11,7 +11,8 @@ from typing import Literal, NamedTuple
 Role = Literal["leaf", "spine", "core"]
 # sm-leaf: a cable from a dedicated subnet-manager (UFM) host to a reserved leaf port; those
 # cables live in Fabric.sm_links, apart from the compute fabric's `links`.
-LinkKind = Literal["node-leaf", "leaf-spine", "spine-core", "sm-leaf"]
+# peer-link: the inter-switch link of an MLAG leaf pair (the Ethernet management network)
+LinkKind = Literal["node-leaf", "leaf-spine", "spine-core", "sm-leaf", "peer-link"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
 
