@@ -148,7 +148,8 @@ def _checkouts() -> list[Path]:
     if not root:
         pytest.skip("set FABGEN_UPSTREAM to a directory holding NVIDIA+nccl checkouts "
                     "(NVIDIA+nccl, NVIDIA+nccl@<tag>) to run setEnvFile itself")
-    found = sorted(p for p in Path(root).glob("NVIDIA+nccl*") if p.is_dir())
+    found = sorted(p for p in Path(root).iterdir()
+                   if p.is_dir() and (p.name == "NVIDIA+nccl" or p.name.startswith("NVIDIA+nccl@")))
     if not found:
         pytest.fail(f"FABGEN_UPSTREAM={root} holds no NVIDIA+nccl checkout")
     return found
