@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fabgen import user_files
-from fabgen.catalog.ports import switch_port_name
+from fabgen.catalog.ports import switch_panel, switch_port_name
 from fabgen.topology.checks import Finding, check_fabric
 from fabgen.topology.model import Fabric, Link
 
@@ -109,9 +109,40 @@ def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
     return out
 
 
+def panel_findings(fabric: Fabric, rows: list[dict[str, Any]], links: list[Link],
+                   source: str) -> list[Finding]:
+    """Rows whose panel columns (a_panel, z_panel), where filled in, do not name where their
+    port is. A crew cables by the panel: a row edited in one column and not the other is a
+    cable that lands somewhere else than its port column says."""
+    hosts = {h.name: {p.dev: p.panel for p in h.ports} for h in (*fabric.hosts,
+                                                                 *fabric.sm_hosts)}
+    switches = {sw.name: sw for sw in fabric.switches}
+    out: list[Finding] = []
+    first = 2 if source.endswith(".csv") else 1
+    for n, (row, link) in enumerate(zip(rows, links, strict=True), start=first):
+        where = f"{source}: {'line' if source.endswith('.csv') else 'cable'} {n}"
+        host_end = link.kind in ("node-leaf", "sm-leaf")
+        for col, dev, port, name in (("a_panel", link.a_device, link.a_port, row["a_port"]),
+                                     ("z_panel", link.z_device, link.z_port, row["z_port"])):
+            given = row.get(col)
+            if given in (None, ""):
+                continue
+            if col == "a_panel" and host_end:
+                want, what = hosts[dev][port], f"{dev} {name}"
+            else:
+                want, what = switch_panel(switches[dev], port), f"{dev} port {name}"
+            if str(given).strip() != want:
+                out.append(Finding("panel-mismatch", f"{where}: {col} {given!r} is not where "
+                                   f"{what} is ({want or 'not known'})"))
+    return out
+
+
 def check_file(fabric: Fabric, path: Path) -> list[Finding]:
-    """Invariant findings of the sheet as cabled, then its differences from the plan."""
-    links = links_from_rows(fabric, read_rows(path, sheet_limit(fabric)), str(path))
+    """Invariant findings of the sheet as cabled, its differences from the plan, then rows
+    whose panel columns contradict their ports."""
+    rows = read_rows(path, sheet_limit(fabric))
+    links = links_from_rows(fabric, rows, str(path))
     as_cabled = replace(fabric, links=tuple(x for x in links if x.kind != "sm-leaf"),
                         sm_links=tuple(x for x in links if x.kind == "sm-leaf"), extras=())
-    return check_fabric(as_cabled) + compare(fabric, links)
+    return (check_fabric(as_cabled) + compare(fabric, links)
+            + panel_findings(fabric, rows, links, str(path)))

@@ -3,8 +3,11 @@
 `verify()` names every difference with its exact ports: cables missing, extra, swapped with
 another cable, landed on the wrong port (miscabled), and links running below their planned width
 or speed. Nodes are matched by node GUID when the GUID plan knows it (a plan read from the real
-fabric), else by node description: the switch name, or "<host> HCA-<nic>" / "<host> mlx5_<n>"
-for a host adapter (the subnet-manager hosts' cables are checked like the nodes'). Reading the
+fabric), else by node description: the switch name, or "<host> mlx5_<n>" (rdma-ndd's) / "<host>
+HCA-<nic>" (the simulated fabric's) for a host adapter (the subnet-manager hosts' cables are
+checked like the nodes'). Findings name an adapter "<host> <RDMA device>" and give each end's
+panel place beside its port, as the cabling sheet's panel columns do ("dgx001 mlx5_3 port 1
+(OSFP3 P2)", "leaf01 port 34 (cage 17 port 2)"), so a technician finds the cable. Reading the
 format is fabgen.targets.ibnetdiscover's. Pure functions except `verify_file`, which reads the
 two files it is given.
 """
@@ -18,11 +21,13 @@ from pathlib import Path
 from typing import Literal
 
 from fabgen import user_files
+from fabgen.catalog.ports import switch_panel
 from fabgen.targets.ibnetdiscover import MAX_BYTES as IBND_MAX_BYTES
 from fabgen.targets.ibnetdiscover import (
     Discovery,
     GuidPlan,
     NodeIndex,
+    ca_name,
     discovered_node,
     node_index,
     parse_ibnetdiscover,
@@ -59,11 +64,11 @@ _WIDTHS = (4, 2, 1, 8, 12)  # preferred first: 4x is what every HDR/NDR/XDR port
 
 @dataclass(frozen=True, slots=True, order=True)
 class End:
-    """One end of a cable: a switch port, or a host adapter port ("dgx001 HCA-3" port 1)."""
+    """One end of a cable: a switch port, or a host adapter port ("dgx001 mlx5_3" port 1)."""
 
     device: str
     port: int
-    note: str = field(default="", compare=False)  # e.g. the RDMA device "mlx5_3"
+    note: str = field(default="", compare=False)  # its panel place: "OSFP3 P2", "cage 17 port 2"
 
     def __str__(self) -> str:
         return f"{self.device} port {self.port}" + (f" ({self.note})" if self.note else "")
@@ -120,7 +125,13 @@ def _in_plane(plane: int | None, value: int) -> bool:
 
 def _host_end(host: Host, dev: int) -> End:
     hp = next(p for p in host.ports if p.dev == dev)
-    return End(f"{host.name} HCA-{hp.nic}", hp.port + 1, hp.rdma_device)
+    return End(ca_name(host, hp.nic), hp.port + 1, hp.panel)
+
+
+def _switch_end(fabric: Fabric, name: str, port: int) -> End:
+    sw = fabric.by_name.get(name)
+    panel = switch_panel(sw, port) if sw is not None and 1 <= port <= sw.radix else ""
+    return End(name, port, panel)
 
 
 def _planned(fabric: Fabric, plane: int | None, generation: str | None,
@@ -134,8 +145,8 @@ def _planned(fabric: Fabric, plane: int | None, generation: str | None,
         if link.kind in ("node-leaf", "sm-leaf"):
             a = _host_end(hosts[link.a_device], link.a_port)
         else:
-            a = End(link.a_device, link.a_port)
-        z = End(link.z_device, link.z_port)
+            a = _switch_end(fabric, link.a_device, link.a_port)
+        z = _switch_end(fabric, link.z_device, link.z_port)
         width, speed = planned_rate(link.speed_gbps, generation)
         rate = (expected_width or width, expected_speed.upper() if expected_speed else speed)
         out[frozenset({a.key, z.key})] = (a, z, rate)
@@ -160,7 +171,7 @@ def _pick_plane(fabric: Fabric, disc: Discovery, index: NodeIndex) -> int | None
 def _discovered(fabric: Fabric, disc: Discovery, index: NodeIndex
                 ) -> dict[Cable, tuple[End, End, Rate | None]]:
     hosts = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
-    labels: dict[str, tuple[str, dict[int, str]]] = {}  # node id -> (device, port -> note)
+    labels: dict[str, tuple[str, dict[int, str] | None]] = {}  # node id -> (device, notes)
     for node_id, node in disc.nodes.items():
         key = discovered_node(node, index)
         if key is None:
@@ -170,14 +181,16 @@ def _discovered(fabric: Fabric, disc: Discovery, index: NodeIndex
                 f"unplanned {what}{guid}"
             labels[node_id] = (name, {})
         elif key[0] == "switch":
-            labels[node_id] = (key[1], {})
+            labels[node_id] = (key[1], None)  # a planned switch: notes from its panel
         else:
             hname, nic = key[1]
-            notes = {hp.port + 1: hp.rdma_device for hp in hosts[hname].ports if hp.nic == nic}
-            labels[node_id] = (f"{hname} HCA-{nic}", notes)
+            notes = {hp.port + 1: hp.panel for hp in hosts[hname].ports if hp.nic == nic}
+            labels[node_id] = (ca_name(hosts[hname], nic), notes)
 
     def end(node_id: str, port: int) -> End:
         device, notes = labels.get(node_id, (f"unknown node {node_id}", {}))
+        if notes is None:
+            return _switch_end(fabric, device, port)
         return End(device, port, notes.get(port, ""))
 
     out: dict[Cable, tuple[End, End, Rate | None]] = {}

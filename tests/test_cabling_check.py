@@ -68,3 +68,25 @@ def test_an_unknown_port_is_a_clear_error(cli, tmp_path: Path) -> None:  # type:
     result = cli("--no-color", "check-cabling", str(INTENT), str(sheet))
     assert result.code == 1
     assert result.err == f"error: {sheet}: line 5: leaf-su1-r3 has no port '99' in the plan\n"
+
+
+def test_the_panel_columns_are_checked_against_the_ports(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A crew cables by the panel columns: a row whose panel no longer says where its port is
+    (edited in one column, not the other) is reported; empty panels are not checked."""
+    rows = _rows(SHEET)
+    first = rows[0]
+    assert (first["a_device"], first["a_port"], first["a_panel"]) == ("dgx001", "mlx5_0",
+                                                                      "OSFP4 P2")
+    assert (first["z_port"], first["z_panel"]) == ("1", "cage 1 port 1")
+    first["a_panel"] = "OSFP4 P1"  # mlx5_5's cage and port
+    rows[1]["z_panel"] = ""  # not filled in: nothing to compare
+    rows[2]["z_port"] = "2"  # moved in the port column only: still says cage 1 port 1
+    sheet = tmp_path / "cabling.csv"
+    _write(sheet, rows)
+    result = cli("check-cabling", str(INTENT), str(sheet), "--json")
+    assert result.code == 1
+    panel = [f["message"] for f in json.loads(result.out) if f["code"] == "panel-mismatch"]
+    assert panel == [
+        f"{sheet}: line 2: a_panel 'OSFP4 P1' is not where dgx001 mlx5_0 is (OSFP4 P2)",
+        f"{sheet}: line 4: z_panel 'cage 1 port 1' is not where leaf-su1-r2 port 2 is "
+        "(cage 1 port 2)"]

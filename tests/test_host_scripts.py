@@ -862,6 +862,30 @@ def test_boot_unit_verifies_and_runs_the_setup_script(name: str, rendered: dict[
     assert "Type=oneshot" in text.splitlines() and "WantedBy=multi-user.target" in text
 
 
+# Words for the other transport's host mechanisms: a host file that uses them is not about its
+# own fabric (the boot unit of an InfiniBand profile once spoke of RoCE mode and ToS).
+_OTHER_TRANSPORT = {
+    "infiniband": re.compile(r"\bRoCE\b|mlnx_qos|\bToS\b|\bDSCP\b|cma_roce|\bPFC watchdog"),
+    "roce": re.compile(r"subnet manager|\bLIDs?\b|SL-to-VL|\bopensm\b|\bUFM\b|IPoIB",
+                       re.IGNORECASE),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_host_files_speak_of_their_own_transport(name: str, rendered: dict[str, Path]) -> None:
+    transport = _ctx(name).fabric.transport
+    other = _OTHER_TRANSPORT[transport]
+    files = [*sorted((rendered[name] / "hosts").glob("*")),
+             *sorted((rendered[name] / "nccl").glob("*"))]
+    assert files
+    for path in files:
+        found = other.findall(path.read_text())
+        assert not found, f"{path.name} ({transport}) mentions {sorted(set(found))}"
+    unit = (rendered[name] / "hosts" / "fabgen-nic-setup.service").read_text()
+    description = next(x for x in unit.splitlines() if x.startswith("Description="))
+    assert {"roce": "RoCE", "infiniband": "InfiniBand"}[transport] in description
+
+
 # --- node catalog: device maps in every host artifact -------------------------------------------
 
 # DGX H100/H200 User Guide, "Introduction to NVIDIA DGX H100/H200 Systems": Table 5 "Network

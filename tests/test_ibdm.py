@@ -126,15 +126,21 @@ class IbdmFabric:
     log: str
 
 
-def ibdm_read(kind: str, path: Path, ibnl: Path | None = None) -> IbdmFabric:
-    """A topology file ("topo") or subnet.lst ("lst") as ibdm's own parser reads it."""
+def ibdm_run(kind: str, path: Path, ibnl: Path | str | None = None) -> str:
+    """ibdmsh's output for a topology file ("topo") or subnet.lst ("lst"); `ibnl`: the
+    IBDM_IBNL_PATH, directories separated by ':' (read after ibdm's own, the later winning)."""
     env = dict(os.environ)
     if ibnl is not None:
         env["IBDM_IBNL_PATH"] = str(ibnl)
     script = f"set argv {{{kind} {path}}}\n{_DUMP_TCL}"
     out = subprocess.run(["ibdmsh"], input=script, capture_output=True, text=True, env=env,
                          timeout=300, cwd=path.parent)
-    text = out.stdout + out.stderr
+    return out.stdout + out.stderr
+
+
+def ibdm_read(kind: str, path: Path, ibnl: Path | str | None = None) -> IbdmFabric:
+    """A topology file ("topo") or subnet.lst ("lst") as ibdm's own parser reads it."""
+    text = ibdm_run(kind, path, ibnl)
     assert "RC 0" in text, text[-3000:]
     assert not re.search(r"^-E-", text, re.MULTILINE), text[-3000:]
     nodes: dict[str, tuple[int, int]] = {}
@@ -185,6 +191,71 @@ def test_ibdm_reads_every_planned_cable(name: str, intent: Intent, tmp_path: Pat
         topo = root / _plane_dir(fabric, plane) / "ibdm.topo"
         spec = ibdm_read("topo", topo, root / OUT / "ibnl")
         assert spec.cables == plan_cables(fabric, plane)
+
+
+def test_every_type_is_fabgens_own() -> None:
+    """IBNL types no vendor ships: ibdiagnet reads a custom IBNL only for a type without a
+    built-in one (IBUtils2 "Topology Comparison", --out_ibnl_dir), and its built-in MQM9700
+    names ports P<n>, so a topology typed MQM9700 with IB1/x/y names would not resolve."""
+    types: set[str] = set()
+    for _name, intent in bringup_cases():
+        files = bringup_files(intent)
+        for path, text in files.items():
+            if path.endswith(".ibnl"):
+                kind = text.splitlines()[0].split()[1]
+                assert path.endswith(f"/ibnl/{kind}.ibnl")
+                types.add(kind)
+            elif path.endswith("ibdm.topo"):
+                sections = [line.split()[0] for line in text.splitlines()
+                            if line and not line.startswith((" ", "#"))]
+                remotes = [line.split()[2] for line in text.splitlines()
+                           if line.startswith("   ")]
+                assert set(sections) | set(remotes) <= types | {
+                    p.rsplit("/", 1)[1][:-5] for p in files if p.endswith(".ibnl")}
+    assert types >= {"FABGEN_MQM9700", "FABGEN_MQM9700_X2", "FABGEN_DGX_H100",
+                     "FABGEN_UFM_HOST", "FABGEN_HGX_H100"}, types
+    assert all(t.startswith("FABGEN_") for t in types), types
+    # none is a system ibdm ships either (Debian's ibutils: its ibnl/ directory)
+    shipped = Path("/usr/lib/x86_64-linux-gnu/ibdm1.5.7/ibnl")
+    if shipped.is_dir():
+        names = {f.read_text(errors="replace").split("TOPSYSTEM", 1)[1].split()[0].rstrip(",")
+                 for f in shipped.glob("*.ibnl") if "TOPSYSTEM" in f.read_text(errors="replace")}
+        assert names and not names & types
+
+
+def _vendor_ibnl(kind: str, ports: int, device: str) -> str:
+    """A built-in 1U switch as ibdiagnet defines one: front-panel ports P1..Pn (the IBUtils2
+    "Topology Comparison" example cables "MSB7700 dingo-200 P1")."""
+    lines = [f"TOPSYSTEM {kind}", "", f"NODE SW {ports} {device} U1"]
+    lines += [f"   {n} -> P{n}" for n in range(1, ports + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.realtool
+def test_a_built_in_ibnl_of_the_same_model_cannot_take_the_types_over(tmp_path: Path) -> None:
+    """ibdm reads IBDM_IBNL_PATH in order, a later definition of a type replacing an earlier one
+    (SysDef.cpp), as ibdiagnet prefers its built-in one: with a vendor MQM9700 (ports P<n>) read
+    after fabgen's files, the topology still resolves every cable, and the same file typed
+    MQM9700, as fabgen once wrote it, does not."""
+    require_tool("ibdmsh")
+    intent = small_planes_intent(1)
+    fabric = build(intent)
+    files = bringup_files(intent)
+    root = write(files, tmp_path / "files")
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    (vendor / "MQM9700.ibnl").write_text(_vendor_ibnl("MQM9700", 64, "MT54002"))
+    ibnl = f"{root / OUT / 'ibnl'}:{vendor}"
+    spec = ibdm_read("topo", root / OUT / "ibdm.topo", ibnl)
+    assert spec.cables == plan_cables(fabric, 0)
+    old = {path.replace("FABGEN_MQM9700", "MQM9700"): text.replace("FABGEN_MQM9700 ", "MQM9700 ")
+           .replace("TOPSYSTEM FABGEN_MQM9700", "TOPSYSTEM MQM9700")
+           for path, text in files.items()}
+    clash = write(old, tmp_path / "clash")
+    alone = ibdm_read("topo", clash / OUT / "ibdm.topo", clash / OUT / "ibnl")
+    assert alone.cables == spec.cables  # the old names were fine without a built-in
+    text = ibdm_run("topo", clash / OUT / "ibdm.topo", f"{clash / OUT / 'ibnl'}:{vendor}")
+    assert "RC 0" not in text and "-E- Fail to make cable" in text, text[-2000:]
 
 
 # --- against the simulated fabric -----------------------------------------------------------
@@ -391,7 +462,14 @@ def test_node_name_map_only_with_the_real_guids() -> None:
     cas = {(h.name, hp.nic) for h in (*fabric.hosts, *fabric.sm_hosts) for hp in h.ports}
     assert len(lines) == len(fabric.switches) + len(cas)
     sm = fabric.sm_hosts[0]
-    assert f'0x{guids.ca_guids[(sm.name, 0)]:016x} "{sm.name} HCA-0"' in lines
+    assert f'0x{guids.ca_guids[(sm.name, 0)]:016x} "{sm.name} {sm.ports[0].rdma_device}"' \
+        in lines
+    # adapters as rdma-ndd names them on the host: "<host> <RDMA device>", never HCA-<n>
+    dgx = fabric.hosts[0]
+    for hp in dgx.ports:
+        assert f'0x{guids.ca_guids[(dgx.name, hp.nic)]:016x} "{dgx.name} {hp.rdma_device}"' \
+            in lines
+    assert not any("HCA-" in line for line in lines)
 
 
 def test_sm_hosts_are_in_the_topology_file_but_not_in_scheduler_files() -> None:

@@ -72,6 +72,11 @@ def validate(doc: dict[str, Any]) -> None:
         # x-kubernetes-validations of both Topology CRDs
         assert len(set(levels)) == len(levels), "must be unique"
         assert HOSTNAME not in levels or levels[-1] == HOSTNAME
+    if doc["kind"] == "ResourceFlavor":
+        # x-kubernetes-validations of the ResourceFlavor CRD's spec (create: no oldSelf)
+        spec = doc["spec"]
+        assert "topologyName" not in spec or len(spec.get("nodeLabels", {})) >= 1, \
+            "at least one nodeLabel is required when topology is set"
     if doc["kind"] == "HyperNode":
         qualified = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
         assert doc["spec"]["members"], "member must have at least one member"
@@ -99,9 +104,13 @@ def test_objects_validate_and_labels_name_existing_levels(name: str, intent: Int
     files = kube_files(intent)
     kueue = yaml.safe_load(files[f"{OUT}/kueue-topology.yaml"])
     kai = yaml.safe_load(files[f"{OUT}/kai-topology.yaml"])
+    flavor = yaml.safe_load(files[f"{OUT}/kueue-resourceflavor.yaml"])
     hypernodes = list(yaml.safe_load_all(files[f"{OUT}/volcano-hypernodes.yaml"]))
-    for doc in (kueue, kai, *hypernodes):
+    for doc in (kueue, kai, flavor, *hypernodes):
         validate(doc)
+    # Kueue's TAS reads the Topology through a flavor naming it (same API version)
+    assert flavor["apiVersion"] == kueue["apiVersion"]
+    assert flavor["spec"]["topologyName"] == kueue["metadata"]["name"]
     assert kueue["apiVersion"].startswith("kueue.x-k8s.io/")
     assert kai["apiVersion"].startswith("kai.scheduler/")
     levels = [lv["nodeLabel"] for lv in kueue["spec"]["levels"]]
@@ -136,6 +145,9 @@ def test_objects_validate_and_labels_name_existing_levels(name: str, intent: Int
     for node, node_labels in labels.items():
         by_value.setdefault(node_labels[leaf_key], set()).add(frozenset(leaves[node]))
     assert all(len(v) == 1 for v in by_value.values())
+    # the flavor's nodeLabels select exactly this fabric's compute nodes
+    assert {node for node, node_labels in labels.items()
+            if flavor["spec"]["nodeLabels"].items() <= node_labels.items()} == set(labels)
     assert len({frozenset(v.pop()) for v in by_value.values()}) == len(by_value)
 
 
@@ -203,3 +215,17 @@ def test_label_script_is_clean_and_sets_the_labels(intent: Path, tmp_path: Path)
     assert result.returncode == 0, result.stdout
     assert _script_labels(files[f"{OUT}/label-nodes.sh"]) == json.loads(
         files[f"{OUT}/node-labels.json"])
+
+
+def test_the_flavor_checks_can_fail() -> None:
+    """The CRD and its CEL rule refuse a flavor without nodeLabels or with a misspelt field."""
+    flavor = yaml.safe_load(kube_files(cases()[0][1])[f"{OUT}/kueue-resourceflavor.yaml"])
+    validate(flavor)
+    bare = copy.deepcopy(flavor)
+    del bare["spec"]["nodeLabels"]
+    with pytest.raises(AssertionError, match="nodeLabel is required"):
+        validate(bare)
+    typo = copy.deepcopy(flavor)
+    typo["spec"]["topologyname"] = typo["spec"].pop("topologyName")
+    with pytest.raises(jsonschema.ValidationError):
+        validate(typo)

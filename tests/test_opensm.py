@@ -157,7 +157,11 @@ def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
     assert not {real.port_guids[("ufm01", d)] for d in (0, 1)} & set(cns)
     names = files["infiniband/node-name-map"]
     assert f'0x{real.switch_guids["spine-01"]:016x} "spine-01"' in names
-    assert f'0x{real.ca_guids[("ufm02", 1)]:016x} "ufm02 HCA-1"' in names
+    assert f'0x{real.ca_guids[("ufm02", 1)]:016x} "ufm02 mlx5_1"' in names
+    # every adapter as rdma-ndd names it ("<host> <RDMA device>"), none as HCA-<n>
+    dgx = fabric.hosts[0]
+    assert f'0x{real.ca_guids[(dgx.name, 1)]:016x} "{dgx.name} mlx5_3"' in names
+    assert "HCA-" not in names
     assert len([line for line in names.splitlines() if line.startswith("0x")]) == \
         48 + 127 * 8 + 2 * 2
     am = r.conf_options(files["infiniband/sharp_am.cfg"])
@@ -557,7 +561,7 @@ def test_guids_from_ibnetdiscover_by_description() -> None:
     assert r.guid_lines(files["infiniband/cn_guids.txt"]) == compute_node_guids(fabric, real)
 
     partial = render_topology(h.drop_link(fabric, "node003:0"), real)
-    with pytest.raises(ValueError, match=r"lacks 1 planned .*node003 HCA-0 port 1 \(mlx5_0\)"):
+    with pytest.raises(ValueError, match=r"lacks 1 planned .*node003 mlx5_0 port 1"):
         guids_from_ibnetdiscover(partial, fabric)
     filled = guids_from_ibnetdiscover(partial, fabric, strict=False)
     assert filled.ca_guids[("node003", 0)] == real.ca_guids[("node003", 0)]
@@ -575,7 +579,7 @@ def test_guids_of_sm_hosts_are_discovered_too() -> None:
     without = render_topology(dataclasses.replace(
         fabric, sm_hosts=fabric.sm_hosts[:1],
         sm_links=tuple(x for x in fabric.sm_links if x.a_device == "ufm01")), real)
-    with pytest.raises(ValueError, match="ufm02 HCA-0"):
+    with pytest.raises(ValueError, match="ufm02 mlx5_0"):
         guids_from_ibnetdiscover(without, fabric)
 
 

@@ -23,6 +23,7 @@ from fabgen.intent.models import Intent
 from fabgen.targets import opensm, opensm_plan
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
+    ca_name,
     compute_node_guids,
     guid_plan,
     parse_ibnetdiscover,
@@ -143,7 +144,15 @@ def test_inventory_with_its_own_discovery_as_guids_file(tmp_path: Path) -> None:
         assert conf["guid"] == f"0x{by_desc[f'{host} HCA-0'].port_guids[1]:016x}"
     names = dict(re.findall(r'^(0x[0-9a-f]{16}) "([^"]+)"$', files["infiniband/node-name-map"],
                             re.MULTILINE))
-    assert all(names[f"0x{n.guid:016x}"] == n.desc for n in disc.nodes.values())
+    # every discovered node by its GUID: switches by name, adapters as rdma-ndd names them
+    hosts = {x.name: x for x in (*fabric.hosts, *fabric.sm_hosts)}
+
+    def planned(desc: str) -> str:
+        host, _, nic = desc.partition(" HCA-")  # the simulator's adapter descriptions
+        return ca_name(hosts[host], int(nic)) if nic else desc
+
+    assert all(names[f"0x{n.guid:016x}"] == planned(n.desc) for n in disc.nodes.values())
+    assert names[f"0x{by_desc['dgx001 HCA-1'].guid:016x}"] == "dgx001 mlx5_3"
 
     result = r.run_plane(files, fabric, 0, tmp_path / "deploy", timeout=60)
     assert "(1016 of them CNs)" in result.log  # the UFM hosts are no compute nodes

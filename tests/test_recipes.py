@@ -114,7 +114,7 @@ def test_a_registered_toy_target_renders_with_everything_else(cli, tmp_path: Pat
     assert config["hostname"] == "spine-01" and config["pfc_priorities"] == [3]
     assert config["ports"][:3] == ["tp1.0", "tp1.1", "tp2.0"]  # spines split 2x400G
     # The cabling plan names the toy's ports through the same catalog function.
-    assert ",spine-01,tp1.0,400G," in (out / "cabling" / "cabling.csv").read_text()
+    assert ",spine-01,tp1.0,cage 1 split 1,400G," in (out / "cabling" / "cabling.csv").read_text()
     # The other targets now leave the spines to the toy platform: SONiC renders leaves only.
     assert not list((out / "sonic").glob("spine-*"))
     assert (out / "sonic" / "leaf-su1-r0").is_dir()

@@ -118,6 +118,13 @@ def _assert_ports(fabric: Fabric) -> None:
     # boundary, so no cage (twin-port OSFP, split cable) serves a host and a spine at once.
     for link in fabric.links:
         lower = switches.get(link.a_device)
+        if link.kind == "peer-link":
+            # an MLAG pair's peer link: the same port on both leaves, above the down/up plan
+            assert lower is not None and link.a_port == link.z_port, link
+            cage = _cage_ports(lower)
+            first_up = -(-lower.down_ports // cage) * cage
+            assert first_up + lower.up_ports < link.a_port <= lower.radix, link
+            continue
         if lower is not None:
             cage = _cage_ports(lower)
             first_up = -(-lower.down_ports // cage) * cage

@@ -80,7 +80,7 @@ def test_plan_matches_itself(fabric: Fabric) -> None:
     slow = verify(fabric, plan, text)
     assert len(slow) == len(fabric.links)
     assert {f.kind for f in slow} == {"degraded"}
-    assert ("degraded link: node001 HCA-0 port 1 (mlx5_0) <-> leaf01 port 1 runs at 4xHDR, "
+    assert ("degraded link: node001 mlx5_0 port 1 <-> leaf01 port 1 runs at 4xHDR, "
             "planned 4xNDR") in [f.message for f in slow]
 
 
@@ -114,7 +114,8 @@ def test_moved_and_extra_cables(fabric: Fabric) -> None:
 
 
 def test_nodes_matched_by_description(fabric: Fabric) -> None:
-    """A real fabric has other GUIDs: switch names and "<host> HCA-<n>" identify the nodes."""
+    """A real fabric has other GUIDs: switch names and "<host> mlx5_<n>" (rdma-ndd) or the
+    simulator's "<host> HCA-<n>" identify the nodes."""
     plan = guid_plan(fabric)
     real = dataclasses.replace(
         plan, switch_guids={k: v + 0x5000 for k, v in plan.switch_guids.items()},
@@ -128,8 +129,33 @@ def test_nodes_matched_by_description(fabric: Fabric) -> None:
     stranger = text.replace('"node007 HCA-0"', '"visitor HCA-0"')
     assert [f.message for f in verify(fabric, None, stranger, expected_speed="HDR")] == [
         f'miscabled: leaf02 port 3 is cabled to unplanned adapter "visitor HCA-0" '
-        f'{real.ca_guids[("node007", 0)]:#018x} port 1, planned node007 HCA-0 port 1 (mlx5_0)'
+        f'{real.ca_guids[("node007", 0)]:#018x} port 1, planned node007 mlx5_0 port 1'
     ]
+
+
+def test_findings_name_the_adapter_and_the_panels() -> None:
+    """On a DGX H100 / QM9700 fabric a finding names the adapter as the host does (mlx5_3, not
+    its NIC index) and where both ends plug in, as the cabling sheet's panel columns do."""
+    intent = load(ROOT / "inventories" / "ib-ndr-1024.yaml").intent
+    fabric = build(intent)
+    plan = guid_plan(fabric)
+    dgx = fabric.hosts[0]
+    rail1 = next(x for x in fabric.links if x.a_device == dgx.name and x.a_port == 1)
+    other = next(x for x in fabric.links if x.kind == "node-leaf" and x.z_device ==
+                 rail1.z_device and x.a_device != dgx.name)
+    swapped = dataclasses.replace(fabric, links=tuple(
+        dataclasses.replace(x, z_port=other.z_port) if x.id == rail1.id else
+        dataclasses.replace(x, z_port=rail1.z_port) if x.id == other.id else x
+        for x in fabric.links))
+    findings = verify(fabric, plan, render_topology(swapped, plan), expected_speed="HDR")
+    messages = [f.message for f in findings]
+    assert len(messages) == 2 and all(m.startswith("swapped cable: ") for m in messages)
+    # mlx5_3 is GPU1's port, behind OSFP3 P2 (DGX H100 User Guide Table 6); leaf port 1 sits in
+    # cage 1 of the QM9700, port 2 in the same cage
+    assert (f"{dgx.name} mlx5_3 port 1 (OSFP3 P2) is cabled to {rail1.z_device} port "
+            f"{other.z_port} (cage 1 port 2), planned {rail1.z_device} port 1 (cage 1 port 1)"
+            ) in messages[0] + messages[1]
+    assert "HCA-" not in "".join(messages)
 
 
 def test_narrow_link_is_degraded(fabric: Fabric) -> None:

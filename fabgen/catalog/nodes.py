@@ -32,6 +32,7 @@ __all__ = [
     "PortFacts",
     "Problem",
     "bootstrap_interface",
+    "extra_panels",
     "extra_ports",
     "mapped_ports",
     "model_of",
@@ -44,6 +45,8 @@ __all__ = [
 PLACEHOLDER_RDMA = "mlx5_{dev}"
 PLACEHOLDER_NETDEV = "rdma{dev}"
 _BOND = re.compile(r"^bond\d+$")
+# "OSFP4P2": a cage name glued to its port number.
+_CAGE_PORT = re.compile(r"^(\S*?\d)(P\d+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,12 @@ class NodePort:
 
     def netdev(self, transport: str) -> str:
         return self.infiniband if transport == "infiniband" else self.ethernet
+
+    @property
+    def panel(self) -> str:
+        """The chassis label a crew cables by: the cage, then the port in it ("OSFP4P2" of the
+        DGX H100 User Guide's Table 6 reads "OSFP4 P2"; "Slot1 P2" stays as it is)."""
+        return _CAGE_PORT.sub(r"\1 \2", self.port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +171,7 @@ class PortFacts:
     netdev: str
     gpu: int
     numa: int
+    panel: str = ""  # the chassis label (NodePort.panel)
 
 
 def mapped_ports(intent: Intent) -> tuple[PortFacts, ...] | None:
@@ -192,7 +202,7 @@ def mapped_ports(intent: Intent) -> tuple[PortFacts, ...] | None:
         # With sub-NUMA clustering (more nodes than sockets) the split is the generic one.
         numa = port.numa if node.numa_nodes == model.numa_nodes else \
             min(port.gpu // gpus_per_numa, node.numa_nodes - 1)
-        out.append(PortFacts(port.rdma, netdev, port.gpu, numa))
+        out.append(PortFacts(port.rdma, netdev, port.gpu, numa, port.panel))
     return tuple(out)
 
 
@@ -215,6 +225,15 @@ def extra_ports(intent: Intent, role: str, count: int,
     if len(ports) != count:
         return None
     return [p.rdma for p in ports], [p.netdev(transport) for p in ports]
+
+
+def extra_panels(intent: Intent, role: str, rdma_devices: Sequence[str]) -> list[str]:
+    """The chassis labels of a node's storage or management ports named `rdma_devices` (the
+    model's storage-card ports of that use), "" for a device the model does not list."""
+    model = models().get(intent.cluster.node.model)
+    ports = {p.rdma: p.panel for p in (model.storage if model else ())
+             if p.use == _EXTRA_USE.get(role)}
+    return [ports.get(rdma, "") for rdma in rdma_devices]
 
 
 def bootstrap_interface(intent: Intent) -> str | None:

@@ -19,6 +19,8 @@ __all__ = [
     "host_port_name",
     "native_lanes",
     "port_name",
+    "switch_panel",
+    "switch_panels",
     "switch_port_name",
 ]
 
@@ -94,3 +96,35 @@ def cage_of(switch: Switch, port: int) -> int:
     known = catalog.switches().get(switch.model)
     per_cage = known.ports_per_cage if known is not None else 1
     return (port - 1) // (per_cage * switch.breakout)
+
+
+@cache
+def switch_panels(model: str, breakout: int, radix: int) -> tuple[str, ...]:
+    """Where each logical port 1..radix sits on the front panel of a catalog switch, as a crew
+    finds it: `cage <c>` (1-based physical cage, the catalog's `cages`), then `port <p>` where a
+    cage holds several native ports (twin-port OSFP: QM9700 port 34 is cage 17 port 2, MLNX-OS
+    IB1/17/2), then `split <s>` for a broken-out port (QM9700 NDR200 IB1/17/2/1 is cage 17 port 2
+    split 1; SN5600 2x400G swp17s1 is cage 17 split 2). Native ports fill each cage in order, as
+    the switch names them. Empty for a model outside the catalog: its panel is not known."""
+    known = catalog.switches().get(model)
+    if known is None:
+        return ("",) * radix
+    per_cage = known.ports_per_cage
+    out = []
+    for port in range(1, radix + 1):
+        native, leg = divmod(port - 1, breakout)
+        cage, slot = divmod(native, per_cage)
+        label = f"cage {cage + 1}"
+        if per_cage > 1:
+            label += f" port {slot + 1}"
+        if breakout > 1:
+            label += f" split {leg + 1}"
+        out.append(label)
+    return tuple(out)
+
+
+def switch_panel(switch: Switch, port: int) -> str:
+    """The front-panel place of a logical port of `switch` (see switch_panels); "" unknown."""
+    if not 1 <= port <= switch.radix:
+        raise ValueError(f"{switch.name} has ports 1..{switch.radix}, not {port}")
+    return switch_panels(switch.model, switch.breakout, switch.radix)[port - 1]

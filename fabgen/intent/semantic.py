@@ -13,7 +13,7 @@ from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
 from fabgen.suggest import closest
 from fabgen.topology import sizing
-from fabgen.topology.build import _extra_intent
+from fabgen.topology.build import dual_homed, extra_shape
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 
@@ -469,10 +469,22 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
                         (*base, tier, "model"))
             return
     try:
-        sizing.shape(_extra_intent(intent, role))
+        extra_shape(intent, role)
     except sizing.SizingError as exc:
         loc = exc.loc[1:] if exc.loc[:1] == ("topology",) else exc.loc
         diags.error(f"{role} network: {exc}", (*base, *loc), exc.hint)
+        return
+    if role == "management" and spec.transport == "ethernet" and not dual_homed(intent, role):
+        # DGX BasePOD: the in-band bond's two ports on an MLAG pair (build.dual_homed).
+        if spec.nics == 1:
+            diags.warn("management network: each node has one port, on one switch: that "
+                       "switch's failure or upgrade cuts its nodes off. DGX BasePOD dual-homes "
+                       "the in-band bond (two ports) on an MLAG pair of switches",
+                       (*base, "nics"), "set nics: 2 for a bond on an MLAG pair")
+        else:
+            diags.warn(f"management network: {spec.nics} ports per node are planned on one "
+                       "switch per node; fabgen dual-homes a two-port bond on an MLAG pair "
+                       "(DGX BasePOD) only", (*base, "nics"), "set nics: 2")
 
 
 def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:

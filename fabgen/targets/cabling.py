@@ -2,8 +2,11 @@
 
 Port names are the ones each end's platform prints (SONiC Ethernet0, EOS Ethernet1/1, Cumulus
 swp1s0, InfiniBand port numbers; hosts by RDMA device), so the sheet can be checked against LLDP
-or ibnetdiscover on the installed fabric. Rows follow Fabric.links, which is already in a stable
-order; nothing here reads a clock or the disk.
+or ibnetdiscover on the installed fabric. The panel columns say where a crew plugs each end in:
+a host port by its chassis label from the node catalog (`OSFP4 P2` on a DGX H100: User Guide
+Table 6), a switch port by cage, port in the cage and split from the switch catalog (`cage 17
+port 2`; catalog.ports.switch_panels); empty where the hardware's labels are not known. Rows
+follow Fabric.links, which is already in a stable order; nothing here reads a clock or the disk.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from fabgen.catalog.ports import host_port_name
+from fabgen.catalog.ports import host_port_name, switch_panel
 from fabgen.intent.units import format_speed
 from fabgen.targets.base import Artifacts, RenderContext, Stream
 from fabgen.targets.cable_lengths import CableLengths, cable_lengths
@@ -38,8 +41,8 @@ __all__ = [
     "switch_rows",
 ]
 
-COLUMNS = ("id", "kind", "plane", "a_device", "a_port", "a_netdev", "z_device", "z_port",
-           "speed", "media")
+COLUMNS = ("id", "kind", "plane", "a_device", "a_port", "a_netdev", "a_panel", "z_device",
+           "z_port", "z_panel", "speed", "media")
 # RoCE links are routed /31s; InfiniBand has no IP on the fabric, so it gets no address columns.
 ADDRESS_COLUMNS = ("a_address", "z_address")
 SWITCH_KEYS = ("name", "role", "plane", "group", "rail", "model", "radix", "platform", "asn",
@@ -75,9 +78,12 @@ def _row(link: Link, index: FabricIndex, roce: bool,
         except KeyError:
             raise ValueError(f"cable {link.id}: {link.a_device} has no port dev "
                              f"{link.a_port}") from None
-        a_port, a_netdev = host_port_name(hp), hp.netdev
+        a_port, a_netdev, a_panel = host_port_name(hp), hp.netdev, hp.panel
     else:
-        a_port, a_netdev = index.port_name(switches[link.a_device], link.a_port), None
+        a_sw = switches[link.a_device]
+        a_port, a_netdev = index.port_name(a_sw, link.a_port), None
+        a_panel = switch_panel(a_sw, link.a_port)
+    z_sw = switches[link.z_device]
     row: Row = {
         "id": link.id,
         "kind": link.kind,
@@ -85,8 +91,10 @@ def _row(link: Link, index: FabricIndex, roce: bool,
         "a_device": link.a_device,
         "a_port": a_port,
         "a_netdev": a_netdev,
+        "a_panel": a_panel or None,
         "z_device": link.z_device,
-        "z_port": index.port_name(switches[link.z_device], link.z_port),
+        "z_port": index.port_name(z_sw, link.z_port),
+        "z_panel": switch_panel(z_sw, link.z_port) or None,
         "speed": format_speed(link.speed_gbps),
         "media": link.media,
     }
@@ -105,8 +113,9 @@ def cable_rows(fabric: Fabric, index: FabricIndex | None = None,
     `fabric` (one is built when it is not given).
 
     `plane` is the 0-based plane of the model; `a_netdev` is the host port's Linux netdev (None
-    on switch-to-switch cables); addresses are `a.b.c.d/31` strings (RoCE only); `length_m`
-    (RoCE compute fabric) the cable's length from `lengths`, None without them.
+    on switch-to-switch cables); `a_panel`/`z_panel` where each end plugs in (None unknown);
+    addresses are `a.b.c.d/31` strings (RoCE only); `length_m` (RoCE compute fabric) the cable's
+    length from `lengths`, None without them.
     """
     return list(iter_cable_rows(fabric, index, lengths))
 

@@ -3,8 +3,14 @@
 The topology file (ibdm-topo-file(1); what `ibdiagnet -t` and ibtopodiff compare a discovered
 fabric against) has one section per system: `TYPE NAME`, then one line per cabled port,
 `  PORT -> REMOTE-TYPE REMOTE-NAME REMOTE-PORT`. Every type needs an IBNL definition
-(ibdm-ibnl-file(1)) mapping its panel port names to device ports; ibdm looks for them in its
-own directory and in IBDM_IBNL_PATH, so they are rendered beside the file (ibnl/).
+(ibdm-ibnl-file(1)) mapping its panel port names to device ports; they are rendered beside the
+file (ibnl/). ibdiagnet (IBUtils2) reads a custom IBNL directory, `--out_ibnl_dir`, only "for any
+node in the given topology file that does not have a file in ibdm/ibnl" (IBUtils2 Utility
+Documentation, "Topology Comparison"): a type named like one of its built-in systems gets the
+built-in definition, whose 1U switches name ports P<n>, and no `IB1/x/y` name would resolve.
+ibutils' ibdm reads its own directory first and IBDM_IBNL_PATH after it, a later file of the same
+type replacing the earlier (SysDef.cpp parseSysDefsFromDirs, addSysDef). So every type fabgen
+defines is its own: `FABGEN_<model>`, which no vendor ships.
 
 Each compute plane is its own subnet and gets its own file; storage and management networks
 are not in the compute subnet. Sections are the switches of the plane, each listing every
@@ -17,11 +23,17 @@ Names:
   adds a level; `show interfaces ib` prints them as IB1/3/1). IBNL names start with a letter, so
   the `IB` stays. Quantum-X800 (Q3400) has no public interface map: its names follow the
   Quantum-2 cage rule and say so. Custom switches: `P<port>`.
-- Switch types are what a real switch reports in its node description (`MF0;name:MQM9700/U1`):
-  MQM8700, MQM9700, Q3400_RA; a split switch is a type of its own (more ports).
+- Switch types are FABGEN_ and the model a real switch reports in its node description
+  (`MF0;name:MQM9700/U1`): FABGEN_MQM8700, FABGEN_MQM9700, FABGEN_Q3400_RA; a split switch is a
+  type of its own (more ports, `_X2`); hosts FABGEN_<node model>, the subnet-manager hosts
+  FABGEN_<kind>_HOST. ibdm's topology matching pairs nodes by cabling, not by type
+  (TopoMatch.cpp), so a discovered MQM9700 matches a planned FABGEN_MQM9700.
 - A host is one system with a CA node per NIC named U<nic>: ibdm names a discovered adapter
-  described "<host> HCA-<n>" (fabgen's node descriptions) `<host>/U<n>`. Host ports are named by
-  RDMA device (mlx5_0), or P<n> where a device name is not an IBNL name (no '-').
+  described "<host> HCA-<n>" (the simulated fabric's node descriptions) `<host>/U<n>`. Host
+  ports are named by RDMA device (mlx5_0), or P<n> where a device name is not an IBNL name.
+- The node-name-map names a switch by its name and a host adapter "<host> <RDMA device>"
+  (dgx001 mlx5_3), as rdma-ndd describes it on the host (rdma-core rdma-ndd(8), default "%h %d")
+  and as every other fabgen file names the port.
 - Device names in NODE lines carry the PCI device id in decimal, as ibdm reads it ("MT" + id):
   pci.ids (2023.04.11) vendor 15b3: d2f0 Quantum, d2f2 Quantum-2, d2f4 Quantum-3, 101b
   ConnectX-6, 1021 ConnectX-7, 1023 ConnectX-8, a2dc BlueField-3.
@@ -39,14 +51,14 @@ from functools import cache
 
 from fabgen import catalog, templating
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.targets.ibnetdiscover import GuidPlan
+from fabgen.targets.ibnetdiscover import GuidPlan, ca_name
 from fabgen.targets.opensm import real_guids
 from fabgen.topology.groups import compute_hosts
 from fabgen.topology.index import FabricIndex, FabricPort
 from fabgen.topology.model import Host, Switch
 
-__all__ = ["OUT_DIR", "TARGET", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
-           "panel_name", "panel_names", "render_ibdm", "switch_type"]
+__all__ = ["OUT_DIR", "TARGET", "TYPE_PREFIX", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
+           "panel_name", "panel_names", "render_ibdm", "sm_host_type", "switch_type"]
 
 OUT_DIR = "bringup/infiniband"
 # ibnl_scanner.ll: NAME = [A-Za-z][-\[\]\\\*/A-Za-z0-9_.:%@~]+ (a letter first, two at least).
@@ -55,6 +67,8 @@ _IBNL_NAME = re.compile(r"^[A-Za-z][-\[\]\\*/A-Za-z0-9_.:%@~]+$")
 _SYSTEM_NAME = re.compile(r"^[^/\s]+$")
 
 # (IBNL type, device, ports per cage, interface rule) per catalog switch.
+# Every type fabgen writes starts with it: no vendor's built-in IBNL does (see the docstring).
+TYPE_PREFIX = "FABGEN_"
 _SWITCHES: dict[str, tuple[str, str, str]] = {
     "qm8700": ("MQM8700", "MT54000", "port"),  # Quantum, QSFP56: 1/<port>
     "qm9700": ("MQM9700", "MT54002", "cage"),  # Quantum-2, twin-port OSFP: 1/<cage>/<port>
@@ -76,7 +90,7 @@ class Ibnl:
 
 def switch_type(sw: Switch) -> str:
     known = _SWITCHES.get(sw.model)
-    base = known[0] if known else f"FABGEN_SW{sw.radix}"
+    base = f"{TYPE_PREFIX}{known[0]}" if known else f"{TYPE_PREFIX}SW{sw.radix}"
     return base if sw.breakout == 1 or not known else f"{base}_X{sw.breakout}"
 
 
@@ -106,8 +120,11 @@ def panel_names(model: str, breakout: int, radix: int) -> tuple[str, ...]:
 
 
 def host_type(model: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_]", "_", model).upper()
-    return name if name[:1].isalpha() else f"HOST_{name}"
+    return TYPE_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", model).upper()
+
+
+def sm_host_type(kind: str) -> str:
+    return f"{TYPE_PREFIX}{kind.upper()}_HOST"
 
 
 def host_port_names(host: Host) -> dict[int, str]:
@@ -151,7 +168,7 @@ def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic
     # The subnet-manager hosts on reserved leaf ports are cabled into the compute subnet too
     # (Fabric.sm_links): their cables are listed, or ibdiagnet would report them as extra.
     typed = {h.name: (host_type(node_model), h) for h in hosts}
-    sm_type = f"{sm_kind.upper()}_HOST"
+    sm_type = sm_host_type(sm_kind)
     typed.update((h.name, (sm_type, h)) for h in fabric.sm_hosts)
     ibnls: dict[str, Ibnl] = {}
     for sw in fabric.switches:
@@ -211,7 +228,7 @@ def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic
             "ibdm/system.ibnl.j2", system=ibnl)
     if guids is not None:
         node_names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
-        node_names += [(guids.ca_guids[(h.name, nic)], f"{h.name} HCA-{nic}")
+        node_names += [(guids.ca_guids[(h.name, nic)], ca_name(h, nic))
                        for _kind, h in typed.values()
                        for nic in sorted({hp.nic for hp in h.ports})]
         files[f"{OUT_DIR}/node-name-map"] = templating.render(

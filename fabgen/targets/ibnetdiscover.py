@@ -6,6 +6,11 @@ exists. Reading: `parse_ibnetdiscover` takes an `ibnetdiscover` output (or an ib
 `discovered_node` recognises the planned nodes in it (by GUID, else node description), and
 `guids_from_ibnetdiscover` turns it into the GUID plan of the real fabric. The OpenSM target and
 `verify-cabling` both import this module; it imports neither. Pure: no I/O, deterministic.
+
+Host adapters: a real host's rdma-ndd describes each "<host> <RDMA device>" (`ca_name`, the name
+every fabgen file uses); the simulated fabric describes them "<host> HCA-<nic>", the form ibdm
+groups into one host system (ibutils Fabric.cpp, subnet.lst parsing), which the bring-up tests
+compare against. Discovered nodes are recognised by either.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "GuidPlan",
     "NodeIndex",
     "PlanKey",
+    "ca_name",
     "ca_node_id",
     "compute_node_guids",
     "discovered_node",
@@ -77,6 +83,17 @@ class GuidPlan:
     ca_guids: dict[tuple[str, int], int]  # (host, nic) -> CA node GUID
     ca_ports: dict[tuple[str, int], int]  # (host, nic) -> number of ports on that CA
     port_guids: dict[tuple[str, int], int]  # (host, dev) -> CA port GUID
+
+
+def ca_name(host: Host, nic: int) -> str:
+    """A host adapter's name, "<host> <RDMA device>" (dgx001 mlx5_3): what rdma-ndd writes into
+    its node description on the host (rdma-ndd(8): "%h %d", host name and device) and what the
+    node-name-map, verify-cabling and every host file call it. An adapter whose planned ports
+    are several RDMA devices lists them, comma-separated."""
+    devices = list(dict.fromkeys(hp.rdma_device for hp in host.ports if hp.nic == nic))
+    if not devices:
+        raise ValueError(f"{host.name} has no port on NIC {nic}")
+    return f"{host.name} {','.join(devices)}"
 
 
 def switch_node_id(guid: int) -> str:
@@ -431,6 +448,7 @@ def guids_from_ibnetdiscover(text: str, fabric: Fabric, *, strict: bool = True) 
     """
     disc = parse_ibnetdiscover(text)
     index = node_index(fabric, None)
+    hosts = {h.name: h for h in (*fabric.hosts, *fabric.sm_hosts)}
     found_sw: dict[str, int] = {}
     found_ca: dict[tuple[str, int], tuple[int, int, dict[int, int]]] = {}
     for node in disc.nodes.values():
@@ -446,8 +464,8 @@ def guids_from_ibnetdiscover(text: str, fabric: Fabric, *, strict: bool = True) 
             hn = key[1]
             if hn in found_ca and found_ca[hn][0] != node.guid:
                 raise ValueError(f"two adapters describe themselves as "
-                                 f"'{hn[0]} HCA-{hn[1]}': {found_ca[hn][0]:#018x} and "
-                                 f"{node.guid:#018x}")
+                                 f"'{ca_name(hosts[hn[0]], hn[1])}': {found_ca[hn][0]:#018x} "
+                                 f"and {node.guid:#018x}")
             ports = dict(found_ca.get(hn, (0, 0, {}))[2])
             ports.update(node.port_guids)
             found_ca[hn] = (node.guid, node.nports, ports)
@@ -470,7 +488,7 @@ def guids_from_ibnetdiscover(text: str, fabric: Fabric, *, strict: bool = True) 
             got = found_ca.get(hn)
             if got is None:
                 if hn not in ca_guids:
-                    missing.append(f"{host.name} HCA-{hp.nic}")
+                    missing.append(ca_name(host, hp.nic))
                 ca_guids[hn] = fallback.ca_guids[hn]
                 ca_ports[hn] = fallback.ca_ports[hn]
                 port_guids[(host.name, hp.dev)] = fallback.port_guids[(host.name, hp.dev)]
@@ -480,7 +498,7 @@ def guids_from_ibnetdiscover(text: str, fabric: Fabric, *, strict: bool = True) 
             if hp.port + 1 in got[2]:
                 port_guids[(host.name, hp.dev)] = got[2][hp.port + 1]
             else:
-                missing.append(f"{host.name} HCA-{hp.nic} port {hp.port + 1} ({hp.rdma_device})")
+                missing.append(f"{ca_name(host, hp.nic)} port {hp.port + 1}")
                 port_guids[(host.name, hp.dev)] = fallback.port_guids[(host.name, hp.dev)]
     if strict and missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8

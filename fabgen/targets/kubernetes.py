@@ -12,6 +12,11 @@ Files (scheduler/kubernetes/):
 - label-nodes.sh: `kubectl label --overwrite` per leaf group (its nodes share every value).
 - node-labels.json: {node: {key: value}}, the same labels for other tooling.
 - kueue-topology.yaml, kai-topology.yaml: the Topology objects (levels = the label keys).
+- kueue-resourceflavor.yaml: the ResourceFlavor Kueue's topology-aware scheduling reads the
+  Topology through (`spec.topologyName`; Kueue docs, "Topology Aware Scheduling": "reference the
+  Topology API from a dedicated ResourceFlavor by the .spec.topologyName field"). The CRD wants
+  at least one nodeLabel with a topologyName: the top tier's label, which every compute node of
+  the fabric carries with the same value.
 - volcano-hypernodes.yaml: the HyperNode tree, leaf groups listing their nodes by name.
 
 The label keys come from the intent (scheduling.labels). A node registers under its host name
@@ -98,6 +103,18 @@ def _topology(api: str, groups: FabricGroups, keys: NodeLabelKeys, note: str) ->
     return note + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
 
+def _resource_flavor(groups: FabricGroups, keys: NodeLabelKeys,
+                     labels: dict[str, dict[str, str]], note: str) -> str:
+    top = levels(groups, keys)[0][0]
+    values = {node[top] for node in labels.values()}
+    if len(values) != 1:  # the top tier is one set of switches by construction
+        raise ValueError(f"compute nodes differ in their top-tier label {top}: {sorted(values)}")
+    name = object_name(groups.fabric)
+    doc = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": name},
+           "spec": {"nodeLabels": {top: values.pop()}, "topologyName": name}}
+    return note + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+
+
 def _hypernodes(groups: FabricGroups) -> list[dict[str, Any]]:
     """HyperNodes bottom up: tier 1 leaf groups (members: nodes), tier 2 pods, tier 3 cores."""
     prefix = f"{object_name(groups.fabric)}-"
@@ -118,7 +135,8 @@ def _hypernodes(groups: FabricGroups) -> list[dict[str, Any]]:
 class KubernetesTarget:
     name = "kubernetes"
     description = ("scheduler/kubernetes/: node labels per tier (label-nodes.sh, "
-                   "node-labels.json), Kueue and KAI Topology, Volcano HyperNodes")
+                   "node-labels.json), Kueue Topology and its ResourceFlavor, KAI Topology, "
+                   "Volcano HyperNodes")
 
     def applies(self, ctx: RenderContext) -> bool:
         return bool(ctx.fabric.hosts) and not_a_node(ctx.fabric) is None
@@ -140,12 +158,19 @@ class KubernetesTarget:
         note = (f"# {groups.fabric}: the compute fabric's tiers for topology-aware scheduling,"
                 " rendered by fabgen.\n# Levels name the node labels label-nodes.sh sets, top "
                 "tier first.\n")
+        flavor_note = (
+            f"# {groups.fabric}: the ResourceFlavor through which Kueue's topology-aware "
+            f"scheduling reads\n# Topology {object_name(groups.fabric)} (kueue-topology.yaml): "
+            "it selects the compute nodes by their top-tier label\n# (label-nodes.sh sets it). "
+            "Name it in a ClusterQueue's flavors; rendered by fabgen.\n")
         return {
             f"{OUT_DIR}/label-nodes.sh": templating.render(
                 "kubernetes/label-nodes.sh.j2", fabric=groups.fabric, commands=commands,
                 tiers=[{"key": k, "tier": t} for k, t in tiers if k != HOSTNAME]),
             f"{OUT_DIR}/node-labels.json": json_text(labels),
             f"{OUT_DIR}/kueue-topology.yaml": _topology(KUEUE_API, groups, keys, note),
+            f"{OUT_DIR}/kueue-resourceflavor.yaml": _resource_flavor(
+                groups, keys, labels, flavor_note),
             f"{OUT_DIR}/kai-topology.yaml": _topology(KAI_API, groups, keys, note),
             f"{OUT_DIR}/volcano-hypernodes.yaml": templating.render(
                 "kubernetes/hypernodes.yaml.j2", fabric=groups.fabric, api=VOLCANO_API,

@@ -4,6 +4,9 @@ Only variables NCCL (or its net plugin, or libfabric for EFA) actually reads, ea
 its source (see SOURCES), with values in their documented forms and a comment saying why.
 Values come from the QosPlan (NCCL_IB_TC = the RDMA class's ToS byte), the cabling (NCCL_IB_HCA:
 the compute ports in rail order) and the intent's nccl and infiniband sections.
+
+The comments of the .conf hold no '=': NCCL before 2.26.2 loads every line with one as a
+variable, comment lines included (see `check_conf`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from fabgen.targets import nic
 from fabgen.targets.base import Artifacts, RenderContext
 
 __all__ = ["NCCL_DEFAULT_IB_TIMEOUT", "NCCL_DEFAULT_QPS_PER_CONNECTION", "ROCE_QPS_PER_CONNECTION",
-           "SOURCES", "TARGET", "Entry", "NcclTarget", "entries", "hca_list",
+           "SOURCES", "TARGET", "Entry", "NcclTarget", "check_conf", "entries", "hca_list",
            "qps_per_connection"]
 
 # Where each variable is read, checked in NVIDIA/nccl v2.30.7 (5067397c), aws/aws-ofi-nccl
@@ -87,13 +90,13 @@ def hca_list(ctx: RenderContext) -> str:
 def _hca_why(ctx: RenderContext) -> str:
     """Why these devices: the node model's map (and its source) or the intent's names."""
     ports = nic.profile_ports(ctx)
-    pairs = " ".join(f"{p.rdma_device}=GPU{p.gpu}" for p in ports)
+    pairs = ", ".join(f"{p.rdma_device} by GPU{p.gpu}" for p in ports)
     assumed = "" if nodes.model_of(ctx.intent).has_map else "; NIC n assumed beside GPU n"
     return (f"the {len(ports)} compute ports cabled to the fabric, in rail order, as "
             f"device:port ({pairs}{assumed}; names from {nic.map_source(ctx)}). NCCL pairs each "
             "GPU with its nearest NIC from the PCIe topology it reads itself (no variable sets "
-            "that); preflight.sh checks each NIC's NUMA node against its GPU's. '=' matches "
-            "names exactly (mlx5_1 would also match mlx5_10)")
+            "that); preflight.sh checks each NIC's NUMA node against its GPU's. The leading "
+            "equals sign matches names exactly (without it mlx5_1 would also match mlx5_10)")
 
 
 def _bootstrap(ctx: RenderContext) -> Entry:
@@ -113,9 +116,9 @@ def _bootstrap(ctx: RenderContext) -> Entry:
         origin = (f"the {model.name}'s in-band management, a bond of "
                   f"{' and '.join(boot.members)}")
     return Entry("NCCL_SOCKET_IFNAME", "=" + name,
-                 f"bootstrap and connection setup over {name} ({origin}); '=' selects exactly "
-                 "that name. NCCL fails at init if no interface has it; preflight.sh checks it "
-                 "is up")
+                 f"bootstrap and connection setup over {name} ({origin}); the leading equals "
+                 "sign selects exactly that name. NCCL fails at init if no interface has it; "
+                 "preflight.sh checks it is up")
 
 
 def qps_per_connection(ctx: RenderContext) -> int:
@@ -158,7 +161,7 @@ def _timeout(ctx: RenderContext) -> Entry:
     else:
         origin = f"nccl.timeout; NCCL's default is {NCCL_DEFAULT_IB_TIMEOUT}"
     return Entry("NCCL_IB_TIMEOUT", str(n.timeout),
-                 f"ACK timeout 4.096 us x 2^{n.timeout} = {_seconds(timeout)} s per retry "
+                 f"ACK timeout 4.096 us x 2^{n.timeout}, {_seconds(timeout)} s per retry "
                  f"({origin})")
 
 
@@ -194,7 +197,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
                   "the RoCE v2 GID of each rail's IPv4 address (nccl.gid_index); "
                   "preflight.sh checks its type and address"),
             Entry("NCCL_IB_TC", str(rdma.tos),
-                  f"ToS byte of RDMA traffic = DSCP {rdma.dscp[0]} << 2{ecn} = {rdma.tos}; "
+                  f"ToS byte of RDMA traffic: DSCP {rdma.dscp[0]} << 2{ecn}, {rdma.tos}; "
                   f"the switches and NICs map DSCP {rdma.dscp[0]} to lossless priority "
                   f"{rdma.priority}"),
         ]
@@ -278,6 +281,17 @@ def _roce_adaptive_routing(ctx: RenderContext) -> Entry:
                  "pinned)")
 
 
+def check_conf(text: str) -> str:
+    """The .conf text, refused if a comment line holds '=': NCCL before 2.26.2 reads every line
+    with an '=' as a variable, comments included (setEnvFile, src/misc/param.cc; 2.26.2 added
+    `if (line[0] == '#') continue;`, NVIDIA/nccl f44ac759)."""
+    for line in text.splitlines():
+        if line.startswith("#") and "=" in line:
+            raise ValueError(f"nccl.conf comment would be read as a variable by NCCL < 2.26.2: "
+                             f"{line!r}")
+    return text
+
+
 class NcclTarget:
     name = "nccl"
     description = ("nccl/<profile>.env (export KEY=VALUE, for a shell) and nccl/<profile>.conf "
@@ -291,7 +305,8 @@ class NcclTarget:
         data = {"fabric": ctx.fabric.name, "profile": profile, "entries": entries(ctx)}
         return {
             f"nccl/{profile}.env": templating.render("nccl/profile.j2", shell=True, **data),
-            f"nccl/{profile}.conf": templating.render("nccl/profile.j2", shell=False, **data),
+            f"nccl/{profile}.conf": check_conf(
+                templating.render("nccl/profile.j2", shell=False, **data)),
         }
 
 

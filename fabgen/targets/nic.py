@@ -245,7 +245,7 @@ class NicTarget:
                 "hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **setup_data(ctx)),
                 "hosts/fabgen-nic-setup.service": templating.render(
                     "nic/nic-setup.service.j2", fabric=ctx.fabric.name,
-                    install_dir=INSTALL_DIR),
+                    transport=ctx.fabric.transport, install_dir=INSTALL_DIR),
             }
         return {host_file_path(unit): templating.render(
             "nic/host.env.j2", fabric=ctx.fabric.name,

@@ -34,6 +34,7 @@ from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ibnetdiscover import MAX_BYTES as IBND_MAX_BYTES
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
+    ca_name,
     compute_node_guids,
     guid_plan,
     guids_from_ibnetdiscover,
@@ -368,7 +369,7 @@ def opensm_data(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSett
         switches = [sw for sw in fabric.switches if not multi or sw.plane == plane]
         names = [{"guid": f"0x{guids.switch_guids[sw.name]:016x}", "name": sw.name}
                  for sw in switches]
-        names += [{"guid": f"0x{guids.ca_guids[(h.name, nic)]:016x}", "name": f"{h.name} HCA-{nic}"}
+        names += [{"guid": f"0x{guids.ca_guids[(h.name, nic)]:016x}", "name": ca_name(h, nic)}
                   for h in (*fabric.hosts, *fabric.sm_hosts)
                   for nic in sorted({hp.nic for hp in h.ports if not multi or hp.plane == plane})]
     else:

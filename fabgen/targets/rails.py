@@ -5,7 +5,9 @@ with two cables swapped still links up and routes, just slower and across the sp
 bring-up the table is checked against what each port sees (ibnetdiscover / ibdiagnet on
 InfiniBand, LLDP on Ethernet): one row per compute port, in node order, with the leaf port by the
 name the leaf's platform gives it (the cabling sheet's names) and, on InfiniBand, by panel name
-(the ibdm topology file's names). Plane and rail are 0-based as in cabling.csv.
+(the ibdm topology file's names). `host_panel` and `leaf_cage` are where the cable plugs in on
+each chassis, as the cabling sheet's a_panel and z_panel (`OSFP4 P2`, `cage 1 port 1`; empty
+where unknown). Plane and rail are 0-based as in cabling.csv.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 
+from fabgen.catalog.ports import switch_panel
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ibdm import panel_name
 from fabgen.topology.groups import compute_hosts
@@ -21,8 +24,8 @@ from fabgen.topology.index import FabricIndex
 __all__ = ["COLUMNS", "PATH", "TARGET", "RailsTarget", "rails_csv", "rails_rows"]
 
 PATH = "bringup/rails.csv"
-COLUMNS = ("host", "leaf_group", "nic", "nic_port", "rdma_device", "netdev", "rail", "plane",
-           "leaf", "leaf_port", "leaf_panel")
+COLUMNS = ("host", "leaf_group", "nic", "nic_port", "rdma_device", "netdev", "host_panel",
+           "rail", "plane", "leaf", "leaf_port", "leaf_panel", "leaf_cage")
 
 
 def rails_rows(index: FabricIndex) -> list[tuple[str | int, ...]]:
@@ -36,8 +39,9 @@ def rails_rows(index: FabricIndex) -> list[tuple[str | int, ...]]:
             leaf_name, port = ends[hp.dev]
             leaf = index.switches[leaf_name]
             rows.append((host.name, group_of[host.name].name, hp.nic, hp.port, hp.rdma_device,
-                         hp.netdev, hp.rail, hp.plane, leaf.name, index.port_name(leaf, port),
-                         panel_name(leaf, port) if ib else ""))
+                         hp.netdev, hp.panel, hp.rail, hp.plane, leaf.name,
+                         index.port_name(leaf, port), panel_name(leaf, port) if ib else "",
+                         switch_panel(leaf, port)))
     return rows
 
 

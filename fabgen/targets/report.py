@@ -172,6 +172,27 @@ def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
     return rows
 
 
+def _extra_notes(fabric: Fabric) -> list[str]:
+    """What the table cannot say: how a network's nodes are homed (MLAG leaf pairs)."""
+    out = []
+    for extra in fabric.extras:
+        peers = [link for link in extra.links if link.kind == "peer-link"]
+        if not peers:
+            continue
+        pairs = sorted({(link.a_device, link.z_device) for link in peers})
+        ports = sorted({link.a_port for link in peers})
+        example = f"{pairs[0][0]} + {pairs[0][1]}" + (", ..." if len(pairs) > 1 else "")
+        plural = "s" if len(pairs) > 1 else ""
+        out.append(
+            f"The {extra.role} network's leaves are {len(pairs)} MLAG pair{plural} ({example}), "
+            f"each joined by a peer link of {len(ports)} cables on ports "
+            f"{', '.join(str(p) for p in ports)} of both leaves (the DGX BasePOD deployment "
+            "guide bonds swp63 and swp64 of its SN4600C pair); each node's two ports, the "
+            "members of its in-band bond, land on the two leaves of its pair at the same port. "
+            f"The {len(peers)} peer-link cables are in the cable count.")
+    return out
+
+
 def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None = None,
                    lengths: CableLengths | None = None) -> dict[str, Any]:
     """Every value the report template prints, as display-ready strings and lists, for the
@@ -223,6 +244,7 @@ def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None 
         "hosts_per_leaf": _hosts_per_leaf(index),
         "oversubscription": _oversubscription_rows(fabric, intent),
         "extras": _extra_rows(fabric),
+        "extra_notes": _extra_notes(fabric),
         "bisection_tbps": _number(Fraction(bisection, 1000)),
         "bisection_gbps": f"{bisection:,}",
         "bisection_per_gpu": _number(per_gpu),

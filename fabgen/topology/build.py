@@ -86,12 +86,27 @@ class _Pool:
 
 
 EXTRA_PREFIX = {"storage": "stor-", "management": "mgmt-"}
+# An MLAG pair's peer link: two cables between the pair's last two ports, bonded (NVIDIA DGX
+# BasePOD Deployment Guide, "Network Deployment", SN4600C reference configuration: "nv set
+# interface peerlink bond member swp63,swp64").
+MLAG_PEER_PORTS = 2
+
+
+def dual_homed(intent: Intent, role: str) -> bool:
+    """Whether the network is an Ethernet management network of MLAG leaf pairs, each node's
+    two ports (its in-band bond) on the two leaves of one pair: DGX BasePOD, "MLAG between the
+    two SN4600C switches" and "each headnode / K8s node / DGX is dual homed to the SN4600C
+    switches via bond interface" (Deployment Guide, "Network Deployment")."""
+    spec = getattr(intent.topology, role)
+    return (role == "management" and spec is not None and spec.transport == "ethernet"
+            and spec.nics == 2)
 
 
 def build(intent: Intent) -> Fabric:
     """Expand a validated intent into the Fabric every renderer reads."""
     fabric = _build(intent, "compute")
-    extras = tuple(_build(_extra_intent(intent, role), role)
+    extras = tuple(_build(_extra_intent(intent, role), role, _extra_panels(intent, role),
+                          mlag=dual_homed(intent, role))
                    for role in ("storage", "management")
                    if getattr(intent.topology, role) is not None)
     if extras:
@@ -117,6 +132,11 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
+    if dual_homed(intent, role):
+        # A unit is one MLAG pair, its two "rails" the two bond members: each node's port k on
+        # leaf k of its pair, the same port number on both (sized with the peer link's ports
+        # kept free: extra_shape).
+        data["topology"]["style"] = "rail-optimized"
     short = EXTRA_PREFIX[role].rstrip("-")
     # The model's storage-card ports when it publishes them, else names that say the network.
     names = nodes.extra_ports(intent, role, spec.nics, data["fabric"]["transport"])
@@ -128,8 +148,28 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     return Intent.model_validate(data)
 
 
-def _build(intent: Intent, role: str) -> Fabric:
-    shape = sizing.shape(intent)
+def extra_shape(intent: Intent, role: str) -> sizing.Shape:
+    """The storage or management network sized as its own fabric (an MLAG pair's leaves keep
+    their peer-link ports out of the down/up split)."""
+    return sizing.shape(_extra_intent(intent, role),
+                        leaf_reserve=MLAG_PEER_PORTS if dual_homed(intent, role) else 0)
+
+
+def _extra_panels(intent: Intent, role: str) -> list[str] | None:
+    """The chassis labels of the node model's storage-card ports the network uses, when the
+    network is planned on them (nodes.extra_ports); None otherwise."""
+    spec = getattr(intent.topology, role)
+    transport = "infiniband" if spec.transport == "infiniband" else "roce"
+    names = nodes.extra_ports(intent, role, spec.nics, transport)
+    return nodes.extra_panels(intent, role, names[0]) if names else None
+
+
+def _build(intent: Intent, role: str, panels: list[str] | None = None,
+           mlag: bool = False) -> Fabric:
+    """One network of the intent; `panels`: the chassis label of each host port (dev order)
+    when the node model's table does not give them (the storage and management networks);
+    `mlag`: the units are MLAG leaf pairs, joined by their peer links."""
+    shape = sizing.shape(intent, leaf_reserve=MLAG_PEER_PORTS if mlag else 0)
     topo = intent.topology
     ethernet = intent.fabric.transport == "roce"
     roce = ethernet and role == "compute"  # addresses and ASNs: the compute fabric only
@@ -220,15 +260,17 @@ def _build(intent: Intent, role: str) -> Fabric:
             gpu = nic * node.gpus // node.nics
             numa = min(gpu // gpus_per_numa, node.numa_nodes - 1)
             rdma_device, netdev = devices[dev], netdevs[dev]
+            panel = panels[dev] if panels is not None else ""
             if mapped is not None:
                 facts = mapped[dev]
                 rdma_device, netdev, gpu, numa = facts.rdma, facts.netdev, facts.gpu, facts.numa
+                panel = facts.panel
             leaf_end = host_end = None
             if roce:
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
                                   rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
-                                  address=host_end))
+                                  address=host_end, panel=panel))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 
@@ -237,7 +279,7 @@ def _build(intent: Intent, role: str) -> Fabric:
 
     links: list[Link] = []
     total = (len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
-             + len(sm_host_links))
+             + len(sm_host_links) + (MLAG_PEER_PORTS * shape.units if mlag else 0))
     width = max(6, len(str(total)))
     media = _media(intent, shape)
 
@@ -288,6 +330,14 @@ def _build(intent: Intent, role: str) -> Fabric:
                             z_addr, a_addr = p2p_pool.p31()
                         cable("spine-core", spine, shape.spine_up_offset + up + 1, core,
                               pod * links_sc + k + 1, plane, a_addr, z_addr)
+
+    if mlag:
+        # Each pair's peer link on the leaves' last ports, after every other cable.
+        for unit in range(shape.units):
+            first, second = leaf_names[0, unit, 0], leaf_names[0, unit, 1]
+            radix = shape.leaf.radix
+            for port in range(radix - MLAG_PEER_PORTS + 1, radix + 1):
+                cable("peer-link", first, port, second, port, 0)
 
     # The subnet-manager hosts' cables are numbered after every other cable, so adding them
     # renumbers nothing.
@@ -431,6 +481,7 @@ def _media(intent: Intent, shape: sizing.Shape) -> dict[str, str]:
         "leaf-spine": f"{rate} fiber, leaf to spine",
         "spine-core": f"{rate} fiber, spine to core",
         "sm-leaf": f"{rate} fiber, subnet manager host to leaf",
+        "peer-link": f"{rate} fiber, MLAG peer link",
     }
 
 

@@ -24,6 +24,7 @@ _KIND_ROLES: dict[LinkKind, tuple[Role | None, Role]] = {
     "leaf-spine": ("leaf", "spine"),
     "spine-core": ("spine", "core"),
     "sm-leaf": (None, "leaf"),
+    "peer-link": ("leaf", "leaf"),  # an MLAG pair's inter-switch link: neither up nor down
 }
 # Kinds whose lower end is a host port (a_port is its device index, not a switch port).
 _HOST_KINDS: tuple[LinkKind, ...] = ("node-leaf", "sm-leaf")
@@ -223,6 +224,8 @@ def _tier_links(links: Iterable[Link]) -> tuple[dict[str, Counter[str]], dict[st
     up: dict[str, Counter[str]] = defaultdict(Counter)
     down: Counter[str] = Counter()
     for link in links:
+        if link.kind == "peer-link":
+            continue  # within a tier
         if link.kind not in _HOST_KINDS:
             up[link.a_device][link.z_device] += 1
         down[link.z_device] += 1

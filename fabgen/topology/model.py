@@ -11,7 +11,8 @@ from typing import Literal, NamedTuple
 Role = Literal["leaf", "spine", "core"]
 # sm-leaf: a cable from a dedicated subnet-manager (UFM) host to a reserved leaf port; those
 # cables live in Fabric.sm_links, apart from the compute fabric's `links`.
-LinkKind = Literal["node-leaf", "leaf-spine", "spine-core", "sm-leaf"]
+# peer-link: the inter-switch link of an MLAG leaf pair (the Ethernet management network)
+LinkKind = Literal["node-leaf", "leaf-spine", "spine-core", "sm-leaf", "peer-link"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 TIER_OF: dict[Role, int] = {"leaf": 1, "spine": 2, "core": 3}
 
@@ -101,6 +102,9 @@ class HostPort:
     gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA); -1: no GPU
     numa: int  # -1: not planned (a subnet-manager host's port)
     address: LinkAddress | None = None  # RoCE: the host end of its /31
+    # Where the cable plugs into the chassis, from the node model's port table ("OSFP4 P2" on a
+    # DGX H100, "Slot1 P2"); "" when the model publishes none.
+    panel: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -219,8 +219,11 @@ def management_slots(intent: Intent, ports_per_node: int) -> int:
     return math.ceil(per_plane / max(ports_per_node, 1))
 
 
-def shape(intent: Intent) -> Shape:
-    """Size the fabric, or raise SizingError saying what does not fit and what would."""
+def shape(intent: Intent, leaf_reserve: int = 0) -> Shape:
+    """Size the fabric, or raise SizingError saying what does not fit and what would.
+
+    `leaf_reserve`: ports at the top of every leaf kept off the down/up split (an MLAG pair's
+    peer link on the management network)."""
     topo = intent.topology
     node = intent.cluster.node
     speed = link_speed(intent)
@@ -239,7 +242,8 @@ def shape(intent: Intent) -> Shape:
     ratio_leaf, ratio_spine = topo.oversubscription.leaf, topo.oversubscription.spine
 
     # Leaf capacity in host ports at the requested oversubscription.
-    max_down, _ = split_ports(leaf.radix, None, ratio_leaf, leaf.cage_ports)
+    leaf_ports = leaf.radix - leaf_reserve  # what hosts and uplinks may use
+    max_down, _ = split_ports(leaf_ports, None, ratio_leaf, leaf.cage_ports)
     if topo.style == "rail-optimized":
         rails = ports_per_node
         su_cap = max_down  # one port per node per rail leaf
@@ -265,9 +269,9 @@ def shape(intent: Intent) -> Shape:
         su = min(su, leaves_per_unit * nodes_per_leaf)
         rails = leaves_per_unit
         leaf_down = min(nodes_per_leaf, su) * ports_per_node
-    leaf_down, leaf_up = split_ports(leaf.radix, leaf_down, ratio_leaf, leaf.cage_ports)
+    leaf_down, leaf_up = split_ports(leaf_ports, leaf_down, ratio_leaf, leaf.cage_ports)
     leaf_up_offset = align(leaf_down, leaf.cage_ports)
-    up_max = leaf.radix - leaf_up_offset
+    up_max = leaf_ports - leaf_up_offset
     units = math.ceil(slots / su)
     # Two tiers: every leaf of a plane reaches every spine.
     two = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine.radix, topo.min_spines)

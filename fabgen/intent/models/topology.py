@@ -70,7 +70,9 @@ class ExtraFabricSpec(StrictModel):
     generation: Literal["hdr", "ndr", "xdr"] | None = None
     """InfiniBand generation of this network (InfiniBand only)."""
     nics: int = Field(ge=1, le=8)
-    """NICs (ports) per node on this network."""
+    """NICs (ports) per node on this network. An Ethernet management network with 2 is built
+    as MLAG leaf pairs, each node's two ports (its in-band bond) on the two leaves of a pair
+    (DGX BasePOD); other counts put a node's ports on one leaf, with a warning."""
     speed: SpeedGbps
     """Port speed of those NICs."""
     leaf: SwitchSpec
