@@ -101,6 +101,9 @@ class HostPort:
     gpu: int  # GPU index that is local to this NIC (same PCIe switch / NUMA); -1: no GPU
     numa: int  # -1: not planned (a subnet-manager host's port)
     address: LinkAddress | None = None  # RoCE: the host end of its /31
+    # InfiniBand: the port's IPoIB address on the default partition (infiniband.ipoib), with
+    # the subnet's prefix length
+    ipoib: LinkAddress | None = None
 
 
 @dataclass(frozen=True, slots=True)
