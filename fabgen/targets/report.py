@@ -157,7 +157,7 @@ def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
     """One row per switch tier of each separate storage/management network."""
     rows = []
     for extra in fabric.extras:
-        cables = len(extra.links)
+        cables = len(extra.links) + len(extra.sm_links)  # storage.csv lists the SM hosts' too
         for tf in extra.tier_facts:
             rows.append({
                 "network": extra.role,
