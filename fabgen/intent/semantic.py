@@ -308,7 +308,7 @@ def _ipoib(intent: Intent, diags: Diagnostics) -> None:
     if ib.ipoib is None:
         # Without SHARP only UFM's own fabric interface needs an address, which the report's
         # bring-up steps say; SHARP needs one on every compute port too.
-        if ib.sharp:
+        if ib.sharp and ib.opensm == "nvidia":  # upstream + SHARP is an error of its own
             diags.warn("SHARP is on but no IPoIB addresses are planned: libsharp reaches "
                        "sharp_am over IPoIB (TCP 6126) and UFM does not start without an IPv4 "
                        "address on its fabric_interface", ("infiniband", "ipoib"),
