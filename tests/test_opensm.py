@@ -634,3 +634,22 @@ def test_check_routing_script_passes_shellcheck(inventory: tuple[Intent, Fabric]
         result = subprocess.run(["shellcheck", "-s", "bash", str(path)], capture_output=True,
                                 text=True, check=False, timeout=60)
         assert result.returncode == 0, result.stdout
+
+
+def test_report_speaks_of_the_engine_that_runs(inventory: tuple[Intent, Fabric]) -> None:
+    """ar_updn,updn: the report's single-failure note says up/down routes a broken tree
+    silently (no ftree check, no ftree fallback story); with ftree first it tells ftree's."""
+    from fabgen.targets import report
+
+    intent, fabric = inventory
+    for ib, engine, says in (
+            ({}, "ar_updn", "ar_updn does not check that and routes what is left"),
+            ({"opensm": "upstream", "sharp": False}, "ftree",
+             "by OpenSM's ftree check: without root_guid_file OpenSM refuses ftree")):
+        variant = with_ib(intent, **ib)
+        text = report.TARGET.render(RenderContext(variant, fabric))["report.md"]
+        section = text.split("## Single failures", 1)[1].split("\n## ", 1)[0]
+        assert says in section, section
+        assert ("ftree" in section) == (engine == "ftree")
+        conf = r.render_all(variant, fabric)["infiniband/ufm/opensm.conf"]
+        assert ("ftree" in conf) == (engine == "ftree")
