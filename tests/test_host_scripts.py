@@ -1258,3 +1258,51 @@ def test_storage_and_management_cables_name_the_dgx_storage_card_ports() -> None
             assert [(p.rdma_device, p.netdev) for p in host.ports] == pairs, role
     boot = nodes.models()["dgx-h100"].bootstrap
     assert boot is not None and [n for _, n in want["management"]] == list(boot.members)
+
+
+def test_preflight_reads_the_tenant_pkey_where_nccl_looks(tmp_path: Path, stub_bin: Path
+                                                         ) -> None:
+    """With tenants written (guids_file), each host file carries its tenant's P_Key and
+    preflight.sh compares it with pkeys/<NCCL_IB_PKEY> of every rail port."""
+    from fabgen.targets.ibnetdiscover import guid_plan, render_topology
+
+    base = load(next(p for p in INVENTORIES if p.stem == "ib-ndr-1024")).intent
+    fabric = build(base)
+    (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, guid_plan(fabric),
+                                                          real_guids=True))
+    data = base.model_dump(mode="json")
+    data["infiniband"].update(guids_file="fabric.ibnd", partitions=[
+        {"name": "tenant-a", "pkey": "0x0101", "hosts": ["dgx00*"]}])
+    intent = Intent.model_validate(data)
+    ctx = RenderContext(intent, fabric, base_dir=tmp_path)
+    files: dict[str, str] = {}
+    for target in (nic.TARGET, nccl.TARGET, preflight.TARGET):
+        files.update(target.render(ctx))
+    assert _conf(files["nccl/infiniband.conf"])["NCCL_IB_PKEY"] == "1"
+    assert 'HOST_PKEY="0x8101"' in files["hosts/dgx001.env"]
+    assert 'HOST_PKEY=""' in files["hosts/dgx010.env"]  # in no tenant
+    root = _write(files, tmp_path / "render")
+    host = fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True)
+    for hp in host.ports:
+        _put(sysroot / "sys/class/infiniband" / hp.rdma_device / "ports/1/pkeys/1", "0x8101")
+    outputs = ib_outputs(tmp_path / "out", host)
+    ok = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+             log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert ok.returncode == 0, ok.stdout
+    first = _rail_order(host)[0]
+    assert f"OK   rail0: {first.rdma_device} port 1 P_Key index 1 (NCCL_IB_PKEY): 0x8101" in \
+        ok.stdout.splitlines()
+    # an older tenant's key left at index 1: NCCL would use the wrong partition
+    _put(sysroot / "sys/class/infiniband" / first.rdma_device / "ports/1/pkeys/1", "0x8102")
+    bad = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+              log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert bad.returncode == 1
+    assert [x for x in bad.stdout.splitlines() if x.startswith("FAIL")] == [
+        f"FAIL rail0: {first.rdma_device} port 1 P_Key index 1 (NCCL_IB_PKEY): 0x8102 "
+        "(want 0x8101)"]
+    # sharp_am unreachable (firewall closed): the TCP test fails
+    (outputs / "timeout.rc").write_text("124")
+    closed = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+                 log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert "FAIL SHARP: no sharp_am on TCP 6126 of 10.224.0.1 10.224.0.2" in closed.stdout

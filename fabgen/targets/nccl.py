@@ -132,7 +132,9 @@ def _pkey(ctx: RenderContext) -> Entry:
                      "P_Key: hosts are limited members of the default partition at index 0, "
                      "which would drop the traffic between two hosts of a tenant (OpenSM "
                      "osm_pkey_mgr.c keeps the default key at 0 and the tenant's at 1; "
-                     "preflight.sh checks it)")
+                     "preflight.sh checks it). An index, not a key: NCCL puts it in the QP's "
+                     "pkey_index as it is, so a key such as 0x8101 there names no entry and "
+                     "ibv_modify_qp fails")
     if ctx.intent.infiniband.partitions:
         return Entry("NCCL_IB_PKEY", None,
                      "NCCL_IB_PKEY is not set yet: the tenant partitions are written once the "
