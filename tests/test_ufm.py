@@ -322,3 +322,30 @@ def test_nccl_is_told_the_tenant_pkey_index(tmp_path: Path) -> None:
     assert stage2 == ", rail by rail: dgx001 (SU 1) and dgx033 (SU 2)"  # both tenant-a
     assert "the 59 nodes of tenant tenant-a" in runbook
     assert "-x NCCL_IB_PKEY" in runbook
+
+
+def test_storage_ufm_needs_some_address_on_its_fabric_interface(tmp_path: Path,
+                                                                 stub_bin: Path) -> None:
+    """The storage subnet's UFM pair has no planned IPoIB address: any IPv4 address on its
+    fabric interface passes, none fails (UFM would not start)."""
+    ctx = inventory(tmp_path)
+    files = r.render_all(ctx.intent, ctx.fabric, base_dir=tmp_path)
+    here = tmp_path / "storage"
+    here.mkdir()
+    for path, text in files.items():
+        if path.startswith("infiniband/storage/ufm/"):
+            (here / Path(path).name).write_text(text)
+    assert 'UFM_HOSTS=("ufm-stor01" "ufm-stor02")' in (here / "ufm-setup.sh").read_text()
+    root = tmp_path / "root"
+    _ufm_tree(root)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ip.out").write_text("4: ib0    inet 192.168.80.1/24 scope global ib0\n")
+    some = _run(here / "ufm-setup.sh", "--check", "--host", "ufm-stor01", root=root,
+                outputs=out, bin_=stub_bin)
+    assert "OK   ib0 has an IPv4 address (the plan names none)" in some.stdout
+    (out / "ip.out").write_text("")
+    none = _run(here / "ufm-setup.sh", "--check", "--host", "ufm-stor01", root=root,
+                outputs=out, bin_=stub_bin)
+    assert "FAIL ib0 has no IPv4 address: UFM will not start without one" in none.stdout
+    assert none.returncode == 1

@@ -149,7 +149,12 @@ done
 if ((me < 0)); then
   fail "node $HOST is not one of the plan's UFM nodes (${UFM_HOSTS[*]}): use --host"
 elif [[ -z "${UFM_ADDRESSES[me]}" ]]; then
-  fail "the plan has no IPoIB address for ${UFM_NETDEVS[me]} (infiniband.ipoib): UFM will not start without one"
+  # fabgen plans no address for this subnet's fabric interface: any IPv4 address will do.
+  if ip -4 -o addr show dev "${UFM_NETDEVS[me]}" 2>/dev/null | grep -q " inet "; then
+    ok "${UFM_NETDEVS[me]} has an IPv4 address (the plan names none)"
+  else
+    fail "${UFM_NETDEVS[me]} has no IPv4 address: UFM will not start without one"
+  fi
 elif ip -4 -o addr show dev "${UFM_NETDEVS[me]}" 2>/dev/null | grep -qF " ${UFM_ADDRESSES[me]} "; then
   ok "${UFM_NETDEVS[me]} has ${UFM_ADDRESSES[me]}"
 else
