@@ -190,3 +190,39 @@ def test_storage_subnet_comes_up(tmp_path: Path) -> None:
     ufm = plan.port_guids[("ufm-stor01", 0)]
     assert f"Setting IS_SM on port 0x{ufm:016x}" in result.log
     assert ib_hosts.IPOIB_TABLE_BASE > nic.ROUTE_TABLE_BASE  # the two never share a table
+
+
+def test_check_routing_accepts_either_ufm_node(tmp_path: Path) -> None:
+    """A UFM pair's check-routing.sh, run through the simulator: OpenSM on ufm02 (after a
+    failover) is as planned as on ufm01, and reads the log given (UFM's, in production)."""
+    h.require_tools()
+    intent = tenants(partitions=[])
+    fabric = build(intent)
+    real = shifted(guid_plan(fabric))
+    (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
+    data = intent.model_dump(mode="json")
+    data["infiniband"]["guids_file"] = "fabric.ibnd"
+    ctx = RenderContext(Intent.model_validate(data), fabric, base_dir=tmp_path)
+    files = {**opensm.TARGET.render(ctx), **opensm.TOPOLOGY_TARGET.render(ctx)}
+    check = files["infiniband/check-routing.sh"]
+    assert 'log="${1:-/opt/ufm/files/log/opensm.log}"' in check
+    for active in ("ufm02", "ufm01"):
+        run_tmp = tmp_path / active
+        inst = r.install(files, fabric, 0, run_tmp)
+        guid = real.port_guids[(active, 0)]
+        node = next(n for n, g in r.ca_ports(inst.topology).values() if g == guid)
+        config = h.merge_config(inst.config, {"guid": f"0x{guid:016x}"})
+        run_tmp.mkdir(parents=True, exist_ok=True)
+        script = run_tmp / "check-routing.sh"
+        script.write_text(check)
+
+        def run_check(client: dict[str, str], at: Path, script: Path = script) -> Any:
+            return h.run_tool(client, at, ["bash", str(script), str(at / "opensm.log")],
+                              env={"CA": "ibsim0"})
+
+        result = h.run_opensm(inst.topology, run_tmp, config=config, files=inst.files,
+                              sm_node=node, on_up=run_check, timeout=30)
+        out = result.on_up
+        assert out.returncode == 0, out.stdout  # type: ignore[union-attr]
+        assert (f"OK    the master SM binds the planned port of {active} (0x{guid:x})"
+                in out.stdout)  # type: ignore[union-attr]
