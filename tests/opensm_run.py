@@ -15,6 +15,7 @@ from typing import Any
 from fabgen.targets import opensm
 from fabgen.targets.base import RenderContext
 from fabgen.targets.ibnetdiscover import parse_ibnetdiscover
+from fabgen.targets.ufm import UFM_OPENSM_DIR
 from fabgen.topology.model import Fabric
 
 try:  # pytest puts tests/ on sys.path while it has no __init__.py, the repo root once it has
@@ -120,18 +121,46 @@ class Installed:
     roots: list[int]
 
 
-def install(files: dict[str, str], fabric: Fabric, plane: int, tmp: Path) -> Installed:
+def ufm_partitions(user_ext: str | None, defmember: str) -> str:
+    """The partitions.conf UFM generates (UFM Enterprise User Manual, Appendix - Partitioning:
+    SM ports and switches full members of the default partition, HCA ports `defmember`, the
+    appliance's `ib partition management defmember`), with partitions.conf.user_ext merged in,
+    as /opt/ufm/scripts/sync_partitions_conf.sh does. fabgen's model of UFM, for the simulator:
+    UFM's own generator is not public."""
+    default = f"Default=0x7fff, ipoib, mtu=5 : ALL={defmember}, ALL_SWITCHES=full, SELF=full ;\n"
+    return default + (user_ext or "")
+
+
+def install(files: dict[str, str], fabric: Fabric, plane: int, tmp: Path, *,
+            defmember: str | None = None) -> Installed:
     """One plane's rendered files with their deployment paths moved into tmp; the master's
-    opensm.conf (the highest sm_priority) is the one run."""
+    opensm.conf (the highest sm_priority) is the one run. A UFM pair's one configuration
+    (ufm/) runs on its active node, the first UFM host, with the partitions.conf UFM would
+    generate (ufm_partitions; `defmember` None: limited when tenants are written)."""
     plane_files = opensm.plane_files(files, fabric, plane)
-    where = opensm.deploy_dir(fabric, plane)
-    confs = {name: text for name, text in plane_files.items() if name.endswith("opensm.conf")}
-    name = max(confs, key=lambda n: (int(conf_options(confs[n])["sm_priority"]), n))
-    config = confs[name].replace(where + "/", f"{tmp}/")
+    if "ufm/opensm.conf" in plane_files:
+        where = UFM_OPENSM_DIR
+        config = plane_files["ufm/opensm.conf"].replace(where + "/", f"{tmp}/")
+        shared = {n[len("ufm/"):]: t for n, t in plane_files.items()
+                  if n.startswith("ufm/") and n not in ("ufm/opensm.conf", "ufm/ufm-setup.sh")}
+        user_ext = shared.pop("partitions.conf.user_ext", None)
+        tenants = user_ext is not None and re.search(r"^\s+0x[0-9a-f]{16}=", user_ext,
+                                                       re.MULTILINE) is not None
+        shared["partitions.conf"] = ufm_partitions(
+            user_ext, defmember or ("limited" if tenants else "full"))
+        shared["topology.ibnet"] = plane_files["topology.ibnet"]
+        host: str | None = fabric.sm_hosts[0].name
+    else:
+        where = opensm.deploy_dir(fabric, plane)
+        confs = {name: text for name, text in plane_files.items()
+                 if name.endswith("opensm.conf")}
+        name = max(confs, key=lambda n: (int(conf_options(confs[n])["sm_priority"]), n))
+        config = confs[name].replace(where + "/", f"{tmp}/")
+        shared = {n: t for n, t in plane_files.items() if "/" not in n and n != "opensm.conf"}
+        host = name.split("/")[0] if "/" in name else None
     assert where not in config, "every deployment path was moved"
-    shared = {n: t for n, t in plane_files.items() if "/" not in n and n != "opensm.conf"}
     topology = shared.pop("topology.ibnet")
-    return Installed(config, name.split("/")[0] if "/" in name else None, shared, topology,
+    return Installed(config, host, shared, topology,
                      guid_lines(shared.get("cn_guids.txt", "")),
                      guid_lines(shared.get("root_guids.txt", "")))
 

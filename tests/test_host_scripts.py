@@ -32,7 +32,7 @@ from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent
 from fabgen.qos import QosPlan
-from fabgen.targets import nccl, nic, preflight
+from fabgen.targets import ib_hosts, nccl, nic, preflight
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from fabgen.topology.model import Host, HostPort
@@ -198,6 +198,10 @@ def fake_sysfs(root: Path, ctx: RenderContext, host: Host, *, configured: bool,
         _put(port / "state", "4: ACTIVE")
         _put(port / "rate", _rate(ctx.fabric.speed_gbps))
         _put(port / "link_layer", "Ethernet" if roce else "InfiniBand")
+        if not roce:  # every netdev's IPv4 settings, as Linux lists them under /proc
+            conf = root / "proc/sys/net/ipv4/conf" / hp.netdev
+            _put(conf / "arp_ignore", 1 if configured else 0)
+            _put(conf / "arp_announce", 2 if configured else 0)
         if roce and plan is not None and hp.address is not None:
             gid = ctx.intent.nccl.gid_index
             _put(port / "gids" / str(gid), _gid(hp.address.interface.ip))
@@ -258,6 +262,22 @@ def calls(log: Path) -> list[list[str]]:
     return [line.split("\t") for line in log.read_text().splitlines()]
 
 
+def _host_args(name: str, host: Host) -> list[str]:
+    """--host for a profile with per-host files (RoCE; InfiniBand with IPoIB or tenants)."""
+    ctx = _ctx(name)
+    return ["--host", host.name] if _roce(name) or ib_hosts.host_files(ctx) else []
+
+
+def ib_outputs(root: Path, host: Host) -> Path:
+    """Canned `ip -4 -o addr show` output listing the host's IPoIB addresses as planned."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = [f"{i + 4}: {hp.netdev}    inet {hp.ipoib.with_prefixlen} scope global "
+             f"{hp.netdev}\\       valid_lft forever preferred_lft forever"
+             for i, hp in enumerate(host.ports) if hp.ipoib is not None]
+    (root / "ip.out").write_text("".join(line + "\n" for line in lines))
+    return root
+
+
 def _gateways(ctx: RenderContext, host: Host) -> dict[int, str]:
     return {link.a_port: str(link.z_address.ip) for link in ctx.fabric.links_of("node-leaf")
             if link.a_device == host.name and link.z_address is not None}
@@ -304,6 +324,27 @@ def expected_roce_calls(ctx: RenderContext, host: Host, *, firmware: bool,
                         f"CNP_DSCP_P{n}={plan.cnp.dscp[0]}",
                         f"CNP_802P_PRIO_P{n}={plan.cnp.priority}",
                         f"ROCE_CC_PRIO_MASK_P{n}={mask}"])
+    return out
+
+
+def expected_ipoib_calls(ctx: RenderContext, host: Host) -> list[list[str]]:
+    """What nic-setup.sh runs for each rail's IPoIB address (ib_hosts: a table per rail)."""
+    prefix = ctx.intent.infiniband.ipoib
+    out: list[list[str]] = []
+    for i, hp in enumerate(_rail_order(host)):
+        if hp.ipoib is None or prefix is None:
+            continue
+        ip, table, pref = hp.ipoib.ip, str(ib_hosts.IPOIB_TABLE_BASE + i), \
+            str(ib_hosts.IPOIB_RULE_PREF_BASE + i)
+        out += [
+            ["ip", "link", "set", "dev", hp.netdev, "up"],
+            ["ip", "-4", "addr", "replace", hp.ipoib.with_prefixlen, "dev", hp.netdev],
+            ["ip", "-4", "route", "replace", str(prefix.prefix), "dev", hp.netdev, "src", ip,
+             "table", table],
+            ["ip", "-4", "rule", "list", "pref", pref, "from", ip, "table", table],
+            ["ip", "-4", "rule", "del", "pref", pref],
+            ["ip", "-4", "rule", "add", "pref", pref, "from", ip, "table", table],
+        ]
     return out
 
 
@@ -382,7 +423,7 @@ def test_dry_run_runs_nothing_and_writes_nothing(name: str, rendered: dict[str, 
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=False, peermem=False)
     before = _snapshot(sysroot)
     log = tmp_path / "calls.log"
-    host_args = ["--host", host.name] if _roce(name) else []
+    host_args = _host_args(name, host)
     for script, extra in (("nic-setup.sh", ["--firmware"]), ("preflight.sh", [])):
         result = run(rendered[name] / "hosts" / script, "--dry-run", *host_args, *extra,
                      sysroot=sysroot, log=log, stub_bin=stub_bin)
@@ -505,29 +546,37 @@ def test_infiniband_scripts_run(name: str, rendered: dict[str, Path], stub_bin: 
     host = ctx.fabric.hosts[0]
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True, peermem=False)
     log = tmp_path / "calls.log"
-    setup = run(rendered[name] / "hosts" / "nic-setup.sh", "--firmware", sysroot=sysroot,
-                log=log, stub_bin=stub_bin)
+    args = _host_args(name, host)
+    setup = run(rendered[name] / "hosts" / "nic-setup.sh", "--firmware", *args,
+                sysroot=sysroot, log=log, stub_bin=stub_bin)
     assert setup.returncode == 0, setup.stderr
-    assert calls(log) == [["modprobe", "nvidia_peermem"]] + [
+    assert calls(log) == [["modprobe", "nvidia_peermem"]] + expected_ipoib_calls(ctx, host) + [
         ["mlxconfig", "-y", "-d", _pci(hp), "set", f"LINK_TYPE_P{hp.port + 1}=1"]
         for hp in _rail_order(host)]
-    assert not list((rendered[name] / "hosts").glob("*.env"))  # nothing host-specific on IB
+    # IPoIB (the inventory plans it) is host-specific; the generic IB fabric has none.
+    assert bool(list((rendered[name] / "hosts").glob("*.env"))) == ib_hosts.host_files(ctx)
+    for hp in _rail_order(host):
+        if hp.ipoib is not None:
+            conf = sysroot / "proc/sys/net/ipv4/conf" / hp.netdev
+            assert (conf / "arp_ignore").read_text() == "1\n"
+            assert (conf / "arp_announce").read_text() == "2\n"
+    outputs = ib_outputs(tmp_path / "out", host)
 
-    check = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
-                stub_bin=stub_bin)
+    check = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
+                stub_bin=stub_bin, outputs=outputs)
     assert check.returncode == 1  # nvidia_peermem is missing in this fake, and no /proc
     assert [x for x in check.stdout.splitlines() if x.startswith("FAIL")] == [
         "FAIL GPUDirect RDMA: no nvidia_peermem and no DMA-BUF (Linux unknown (DMA-BUF needs "
         f"5.12 or later), no NVIDIA GPU driver loaded ({sysroot}/proc/driver/nvidia/version "
         "missing)): NCCL would stage through host memory"]
     (sysroot / "sys" / "module" / "nvidia_peermem").mkdir(parents=True)
-    ok = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
-             stub_bin=stub_bin)
+    ok = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
+             stub_bin=stub_bin, outputs=outputs)
     assert ok.returncode == 0, ok.stdout
     wrong = _rail_order(host)[0]
     _put(sysroot / "sys/class/infiniband" / wrong.rdma_device / "ports/1/state", "1: DOWN")
-    down = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
-               stub_bin=stub_bin)
+    down = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
+               stub_bin=stub_bin, outputs=outputs)
     assert down.returncode == 1
     assert f"FAIL rail0: {wrong.rdma_device} port 1 state: DOWN (want ACTIVE)" in down.stdout
 
@@ -1126,10 +1175,11 @@ def test_preflight_checks_the_bootstrap_interface(state: str | None, line: str,
                                                   tmp_path: Path) -> None:
     name = "ib-ndr-1024"
     ctx = _ctx(name)
-    sysroot = fake_sysfs(tmp_path / "root", ctx, ctx.fabric.hosts[0], configured=True,
-                         bootstrap=state)
-    result = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot,
-                 log=tmp_path / "log", stub_bin=stub_bin)
+    host = ctx.fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True, bootstrap=state)
+    result = run(rendered[name] / "hosts" / "preflight.sh", *_host_args(name, host),
+                 sysroot=sysroot, log=tmp_path / "log", stub_bin=stub_bin,
+                 outputs=ib_outputs(tmp_path / "out", host))
     assert line in result.stdout.splitlines()
     fails = [x for x in result.stdout.splitlines() if x.startswith("FAIL")]
     assert fails == ([] if state == "up" else [line])
@@ -1162,12 +1212,13 @@ def test_gpudirect_accepts_dma_buf_without_nvidia_peermem(
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True, peermem=False)
     fake_proc(sysroot, kernel=kernel, driver=driver)
     log = tmp_path / "calls.log"
-    check = run(rendered[name] / "hosts" / "preflight.sh", sysroot=sysroot, log=log,
-                stub_bin=stub_bin)
+    args = _host_args(name, host)
+    check = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
+                stub_bin=stub_bin, outputs=ib_outputs(tmp_path / "out", host))
     assert verdict in check.stdout.splitlines()
     dmabuf = verdict.startswith("OK")
     assert check.returncode == (0 if dmabuf else 1), check.stdout
-    setup = run(rendered[name] / "hosts" / "nic-setup.sh", sysroot=sysroot, log=log,
+    setup = run(rendered[name] / "hosts" / "nic-setup.sh", *args, sysroot=sysroot, log=log,
                 stub_bin=stub_bin)
     assert setup.returncode == 0, setup.stderr
     assert (["modprobe", "nvidia_peermem"] in calls(log)) != dmabuf
@@ -1223,8 +1274,59 @@ def test_storage_and_management_cables_name_the_dgx_storage_card_ports() -> None
     want = {"storage": [(row[2], row[3]) for row in DGX_H100_STORAGE if row[0].endswith("P1")],
             "management": [(row[2], row[4]) for row in DGX_H100_STORAGE
                            if row[0].endswith("P2")]}
+    nodes_ = {h.name for h in ctx.fabric.hosts}
     for role, pairs in want.items():
         for host in by_role[role].hosts:
+            if host.name not in nodes_:
+                continue  # the storage system's targets
             assert [(p.rdma_device, p.netdev) for p in host.ports] == pairs, role
     boot = nodes.models()["dgx-h100"].bootstrap
     assert boot is not None and [n for _, n in want["management"]] == list(boot.members)
+
+
+def test_preflight_reads_the_tenant_pkey_where_nccl_looks(tmp_path: Path, stub_bin: Path
+                                                         ) -> None:
+    """With tenants written (guids_file), each host file carries its tenant's P_Key and
+    preflight.sh compares it with pkeys/<NCCL_IB_PKEY> of every rail port."""
+    from fabgen.targets.ibnetdiscover import guid_plan, render_topology
+
+    base = load(next(p for p in INVENTORIES if p.stem == "ib-ndr-1024")).intent
+    fabric = build(base)
+    (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, guid_plan(fabric),
+                                                          real_guids=True))
+    data = base.model_dump(mode="json")
+    data["infiniband"].update(guids_file="fabric.ibnd", partitions=[
+        {"name": "tenant-a", "pkey": "0x0101", "hosts": ["dgx00*"]}])
+    intent = Intent.model_validate(data)
+    ctx = RenderContext(intent, fabric, base_dir=tmp_path)
+    files: dict[str, str] = {}
+    for target in (nic.TARGET, nccl.TARGET, preflight.TARGET):
+        files.update(target.render(ctx))
+    assert _conf(files["nccl/infiniband.conf"])["NCCL_IB_PKEY"] == "1"
+    assert 'HOST_PKEY="0x8101"' in files["hosts/dgx001.env"]
+    assert 'HOST_PKEY=""' in files["hosts/dgx010.env"]  # in no tenant
+    root = _write(files, tmp_path / "render")
+    host = fabric.hosts[0]
+    sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True)
+    for hp in host.ports:
+        _put(sysroot / "sys/class/infiniband" / hp.rdma_device / "ports/1/pkeys/1", "0x8101")
+    outputs = ib_outputs(tmp_path / "out", host)
+    ok = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+             log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert ok.returncode == 0, ok.stdout
+    first = _rail_order(host)[0]
+    assert f"OK   rail0: {first.rdma_device} port 1 P_Key index 1 (NCCL_IB_PKEY): 0x8101" in \
+        ok.stdout.splitlines()
+    # an older tenant's key left at index 1: NCCL would use the wrong partition
+    _put(sysroot / "sys/class/infiniband" / first.rdma_device / "ports/1/pkeys/1", "0x8102")
+    bad = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+              log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert bad.returncode == 1
+    assert [x for x in bad.stdout.splitlines() if x.startswith("FAIL")] == [
+        f"FAIL rail0: {first.rdma_device} port 1 P_Key index 1 (NCCL_IB_PKEY): 0x8102 "
+        "(want 0x8101)"]
+    # sharp_am unreachable (firewall closed): the TCP test fails
+    (outputs / "timeout.rc").write_text("124")
+    closed = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
+                 log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
+    assert "FAIL SHARP: no sharp_am on TCP 6126 of 10.224.0.1 10.224.0.2" in closed.stdout

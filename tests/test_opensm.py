@@ -16,7 +16,7 @@ import pytest
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent, adaptive_routing_on
-from fabgen.targets import nccl, opensm, opensm_plan, sm_bringup
+from fabgen.targets import nccl, opensm, opensm_plan, opensm_sms, sm_bringup
 from fabgen.targets.base import RenderContext
 from fabgen.targets.ibnetdiscover import (
     GuidPlan,
@@ -71,7 +71,9 @@ SPEED = {"hdr": "200G", "ndr": "400G", "xdr": "800G"}
 
 
 def small(nodes: int = 6, generation: str = "ndr", **ib: Any) -> Intent:
-    """A small fabric of custom 8-port switches: 2 leaves, the default 2 UFM hosts."""
+    """A small fabric of custom 8-port switches: 2 leaves, 2 dedicated hosts running plain
+    OpenSM (one opensm.conf each; `management: {kind: ufm}` for UFM's layout)."""
+    ib["management"] = {"kind": "opensm", **ib.get("management", {})}
     return Intent.model_validate({
         "name": "small", "fabric": {"transport": "infiniband", "generation": generation},
         "cluster": {"nodes": nodes, "node": {"nics": 1, "gpus": 1}},
@@ -84,40 +86,46 @@ def small(nodes: int = 6, generation: str = "ndr", **ib: Any) -> Intent:
 
 
 def test_inventory_files_without_real_guids(inventory: tuple[Intent, Fabric]) -> None:
-    """No infiniband.guids_file: one opensm.conf per UFM host, no GUID file at all."""
+    """No infiniband.guids_file, a UFM pair: one configuration for both nodes at UFM's paths,
+    no `guid`, no GUID file at all; the storage subnet's beside it."""
     intent, fabric = inventory
     files = r.render_all(intent, fabric)
-    assert sorted(files) == [f"infiniband/{n}" for n in (
-        "check-routing.sh", "partitions.conf", "qos-policy.conf", "sharp_am.cfg",
-        "topology.ibnet", "ufm01/opensm.conf", "ufm02/opensm.conf")]
+    assert sorted(p for p in files if not p.startswith("infiniband/storage/")) == [
+        f"infiniband/{n}" for n in (
+            "check-routing.sh", "topology.ibnet", "ufm/opensm.conf", "ufm/qos-policy.conf",
+            "ufm/sharp_am.cfg", "ufm/ufm-setup.sh")]
     assert r.render_all(intent, fabric) == files, "deterministic"
-    master = r.conf_options(files["infiniband/ufm01/opensm.conf"])
-    standby = r.conf_options(files["infiniband/ufm02/opensm.conf"])
-    assert (master["sm_priority"], standby["sm_priority"]) == ("15", "14")
-    assert {k: v for k, v in master.items() if k != "sm_priority"} == \
-        {k: v for k, v in standby.items() if k != "sm_priority"}
+    text = files["infiniband/ufm/opensm.conf"]
+    conf = r.conf_options(text)
+    assert conf["sm_priority"] == "15"
+    assert "guid" not in conf and "# guid" not in text, "UFM binds gv.cfg's fabric_interface"
+    assert "ufm01 ib0 / ufm02 ib0" in text
     # NVIDIA's OpenSM on NDR: adaptive routing by default, its ar_updn engine, updn behind it
-    assert master["routing_engine"] == "ar_updn,updn"
-    assert master["lmc"] == "0"
-    assert "root_guid_file" not in master and "cn_guid_file" not in master
-    assert "node_name_map_name" not in master
-    assert "guid" not in master, "no GUID known: the guid line waits, commented out"
-    assert "# guid <port GUID of ufm01 mlx5_0>" in files["infiniband/ufm01/opensm.conf"]
-    assert "cabled to leaf-su4-r0 port 32" in files["infiniband/ufm01/opensm.conf"]
+    assert conf["routing_engine"] == "ar_updn,updn"
+    assert conf["lmc"] == "0"
+    assert "ftree" not in text, "no ftree words when the chain is ar_updn,updn"
+    assert "root_guid_file" not in conf and "cn_guid_file" not in conf
+    assert "node_name_map_name" not in conf
+    assert conf["partition_config_file"] == "/opt/ufm/files/conf/opensm/partitions.conf"
+    assert conf["qos_policy_file"] == "/opt/ufm/files/conf/opensm/qos-policy.conf"
     # SHARP: two operational VLs, SL 1 alone on VL 1, both VLs arbitrated
-    assert master["sharp_enabled"] == "2"
-    assert (master["max_op_vls"], master["qos_max_vls"]) == ("2", "2")
-    assert master["qos_sl2vl"] == ",".join(["0", "1"] + ["0"] * 14)
-    assert master["qos_vlarb_low"] == "0:64,1:64" and master["qos_vlarb_high"] == "0:0"
-    am = r.conf_options(files["infiniband/sharp_am.cfg"])
-    assert (am["ib_qpc_sl"], am["ib_sat_qpc_sl"]) == ("1", "1")
+    assert conf["sharp_enabled"] == "2"
+    assert (conf["max_op_vls"], conf["qos_max_vls"]) == ("2", "2")
+    assert conf["qos_sl2vl"] == ",".join(["0", "1"] + ["0"] * 14)
+    assert conf["qos_vlarb_low"] == "0:64,1:64" and conf["qos_vlarb_high"] == "0:0"
+    am = r.conf_options(files["infiniband/ufm/sharp_am.cfg"])
+    assert (am["ib_qpc_sl"], am["ib_sat_qpc_sl"], am["smx_protocol"]) == ("1", "1", "2")
     assert "root_guids_file" not in am
-    assert ("Default=0x7fff, ipoib, mtu=5 : ALL=full ;"
-            in files["infiniband/partitions.conf"].splitlines())
+    assert "/opt/ufm/files/conf/sharp/sharp_am.cfg" in files["infiniband/ufm/sharp_am.cfg"]
+    # no tenants: UFM's own partitions.conf (the default partition) is all there is
+    assert "infiniband/ufm/partitions.conf.user_ext" not in files
+    check = files["infiniband/check-routing.sh"]
+    assert 'log="${1:-/opt/ufm/files/log/opensm.log}"' in check
     # NCCL: the same adaptive routing and SL story
     env = {e.key: e.value for e in nccl.entries(RenderContext(intent, fabric))}
     assert env["NCCL_IB_ADAPTIVE_ROUTING"] == "1" and env["NCCL_IB_SL"] == "0"
     assert env["NCCL_COLLNET_ENABLE"] == "1"
+    assert env["NCCL_IB_PKEY"] is None  # no tenants: NCCL's index 0, the default partition
 
 
 def test_no_planned_guid_reaches_an_opensm_file(inventory: tuple[Intent, Fabric]) -> None:
@@ -136,26 +144,22 @@ def test_no_planned_guid_reaches_an_opensm_file(inventory: tuple[Intent, Fabric]
 
 def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
                                          tmp_path: Path) -> None:
-    """guids_file names the discovered fabric: the GUID files appear, all from it."""
+    """guids_file names the discovered fabric: the GUID files appear at UFM's paths, all from
+    it; ar_updn reads the root list (no ftree: no compute-node list)."""
     intent, fabric = inventory
     real = shifted_plan(fabric)
     (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
     files = r.render_all(with_ib(intent, guids_file="fabric.ibnd"), fabric, base_dir=tmp_path)
-    assert {"infiniband/root_guids.txt", "infiniband/cn_guids.txt",
-            "infiniband/node-name-map"} <= set(files)
-    master = r.conf_options(files["infiniband/ufm01/opensm.conf"])
-    standby = r.conf_options(files["infiniband/ufm02/opensm.conf"])
-    assert master["guid"] == f"0x{real.port_guids[('ufm01', 0)]:016x}"
-    assert standby["guid"] == f"0x{real.port_guids[('ufm02', 0)]:016x}"
-    assert master["root_guid_file"] == "/etc/opensm/root_guids.txt"
-    assert master["cn_guid_file"] == "/etc/opensm/cn_guids.txt"
-    roots = r.guid_lines(files["infiniband/root_guids.txt"])
-    cns = r.guid_lines(files["infiniband/cn_guids.txt"])
+    assert {"infiniband/ufm/root_guids.txt", "infiniband/ufm/ib-node-name-map"} <= set(files)
+    assert "infiniband/ufm/cn_guids.txt" not in files
+    conf = r.conf_options(files["infiniband/ufm/opensm.conf"])
+    assert "guid" not in conf
+    assert conf["root_guid_file"] == "/opt/ufm/files/conf/opensm/root_guids.txt"
+    assert "cn_guid_file" not in conf
+    assert conf["node_name_map_name"] == "/opt/ufm/files/conf/opensm/ib-node-name-map"
+    roots = r.guid_lines(files["infiniband/ufm/root_guids.txt"])
     assert roots == root_guids(fabric, real) and len(roots) == 16
-    # compute ports only: the UFM hosts are no compute nodes
-    assert cns == compute_node_guids(fabric, real) and len(cns) == 1016
-    assert not {real.port_guids[("ufm01", d)] for d in (0, 1)} & set(cns)
-    names = files["infiniband/node-name-map"]
+    names = files["infiniband/ufm/ib-node-name-map"]
     assert f'0x{real.switch_guids["spine-01"]:016x} "spine-01"' in names
     assert f'0x{real.ca_guids[("ufm02", 1)]:016x} "ufm02 mlx5_1"' in names
     # every adapter as rdma-ndd names it ("<host> <RDMA device>"), none as HCA-<n>
@@ -164,9 +168,23 @@ def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
     assert "HCA-" not in names
     assert len([line for line in names.splitlines() if line.startswith("0x")]) == \
         48 + 127 * 8 + 2 * 2
-    am = r.conf_options(files["infiniband/sharp_am.cfg"])
-    assert am["root_guids_file"] == master["root_guid_file"]
+    am = r.conf_options(files["infiniband/ufm/sharp_am.cfg"])
+    assert am["root_guids_file"] == conf["root_guid_file"]
+    # check-routing.sh accepts either UFM node's port as the master's
+    check = files["infiniband/check-routing.sh"]
+    assert (f'master_guids=("0x{real.port_guids[("ufm01", 0)]:x}" '
+            f'"0x{real.port_guids[("ufm02", 0)]:x}")') in check
+    setup = files["infiniband/ufm/ufm-setup.sh"]
+    assert 'INSTALL_NAMES=("qos-policy.conf" "ib-node-name-map" "root_guids.txt")' in setup
     assert files["infiniband/topology.ibnet"] == render_topology(fabric, real, real_guids=True)
+    # ftree (upstream here) reads the compute-node list too
+    ftree = r.render_all(with_ib(intent, guids_file="fabric.ibnd", opensm="upstream",
+                                 sharp=False), fabric, base_dir=tmp_path)
+    cns = r.guid_lines(ftree["infiniband/ufm/cn_guids.txt"])
+    assert cns == compute_node_guids(fabric, real) and len(cns) == 1016
+    assert not {real.port_guids[("ufm01", d)] for d in (0, 1)} & set(cns)
+    assert r.conf_options(ftree["infiniband/ufm/opensm.conf"])["cn_guid_file"] == \
+        "/opt/ufm/files/conf/opensm/cn_guids.txt"
 
 
 def test_real_guids_are_read_once_per_render(inventory: tuple[Intent, Fabric], tmp_path: Path,
@@ -179,13 +197,13 @@ def test_real_guids_are_read_once_per_render(inventory: tuple[Intent, Fabric], t
     real = shifted_plan(fabric)
     (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
     parsed: list[int] = []
-    parse = opensm.guids_from_ibnetdiscover
+    parse = opensm_sms.guids_from_ibnetdiscover
 
     def counting(text: str, of: Fabric) -> GuidPlan:
         parsed.append(1)
         return parse(text, of)
 
-    monkeypatch.setattr(opensm, "guids_from_ibnetdiscover", counting)
+    monkeypatch.setattr(opensm_sms, "guids_from_ibnetdiscover", counting)
     ctx = RenderContext(intent=with_ib(intent, guids_file="fabric.ibnd"), fabric=fabric,
                         base_dir=tmp_path)
     files = {**opensm.TARGET.render(ctx), **opensm.TOPOLOGY_TARGET.render(ctx),
@@ -193,7 +211,7 @@ def test_real_guids_are_read_once_per_render(inventory: tuple[Intent, Fabric], t
     bringup = sm_bringup.bringup_markdown(ctx)
     assert parsed == [1]
     spine = f"{real.switch_guids['spine-01']:016x}"
-    assert spine in files["infiniband/node-name-map"]
+    assert spine in files["infiniband/ufm/ib-node-name-map"]
     assert spine in files["bringup/infiniband/node-name-map"]
     assert f"{real.port_guids[('ufm01', 0)]:016x}" in bringup
 
@@ -259,9 +277,9 @@ def test_no_guid_files_note_describes_the_engine_that_runs(ib: dict[str, str], f
     # The report's bring-up step 2 tells the same story.
     report = sm_bringup.bringup_markdown(RenderContext(intent, build(intent)))
     step = report.split("2. **Discover the fabric", 1)[1].split("\n", 1)[0]
-    assert ("(ftree finds both itself)" in step) == validates
-    assert (f"({first} picks its roots itself and does not check the fat tree" in step) \
-        != validates
+    assert ("(ftree finds its roots and compute nodes itself)" in step) == validates
+    assert (f"({first} picks its roots itself by hop counts" in step) != validates
+    assert ("does not check the fat tree" in step) != validates
 
 
 def test_engine_builds_say_which_opensm_knows_what() -> None:
@@ -457,7 +475,7 @@ def test_sm_hosts_bind_their_ports_with_priorities() -> None:
         assert options["guid"] == f"0x{sm.guid:016x}" and options["sm_priority"] == str(
             sm.priority)
     check = files["infiniband/check-routing.sh"]
-    assert 'master_guid="0x2c90300aa0001"' in check  # as sminfo prints it
+    assert 'master_guids=("0x2c90300aa0001")' in check  # as sminfo prints it
     assert 'ca="${CA:-mlx5_0}"' in check
 
 
@@ -490,6 +508,8 @@ def test_sharp_on_a_compute_sm_host_is_warned_and_said(tmp_path: Path) -> None:
     path.write_text(text)
     loaded = load(path)
     warned = [w.render() for w in loaded.warnings if w.loc == ("infiniband", "sm_host")]
+    assert [w.loc for w in loaded.warnings if w.loc[:1] == ("infiniband",)] == [
+        ("infiniband", "ipoib"), ("infiniband", "sm_host")]
     assert warned == [
         f"{path}:5:36: warning: infiniband.sm_host: SHARP's aggregation manager runs beside "
         "the master SM, here on compute host 'gpu0001'; NVIDIA's SHARP guide wants a dedicated "
@@ -502,8 +522,9 @@ def test_sharp_on_a_compute_sm_host_is_warned_and_said(tmp_path: Path) -> None:
     # The dedicated hosts (the default) draw no warning and keep the plain header.
     path.write_text(text.replace("sm_host: gpu0001, management: {hosts: []}", "sharp_sl: 1"))
     loaded = load(path)
-    assert not [w for w in loaded.warnings if w.loc[:1] == ("infiniband",)]
-    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/sharp_am.cfg"]
+    assert [w.loc for w in loaded.warnings if w.loc[:1] == ("infiniband",)] == [
+        ("infiniband", "ipoib")]  # SHARP wants IPoIB; no other infiniband warning
+    am = r.render_all(loaded.intent, build(loaded.intent))["infiniband/ufm/sharp_am.cfg"]
     assert "(ufm01), on a host that is not a compute" in am
 
 
@@ -617,3 +638,22 @@ def test_check_routing_script_passes_shellcheck(inventory: tuple[Intent, Fabric]
         result = subprocess.run(["shellcheck", "-s", "bash", str(path)], capture_output=True,
                                 text=True, check=False, timeout=60)
         assert result.returncode == 0, result.stdout
+
+
+def test_report_speaks_of_the_engine_that_runs(inventory: tuple[Intent, Fabric]) -> None:
+    """ar_updn,updn: the report's single-failure note says up/down routes a broken tree
+    silently (no ftree check, no ftree fallback story); with ftree first it tells ftree's."""
+    from fabgen.targets import report
+
+    intent, fabric = inventory
+    for ib, engine, says in (
+            ({}, "ar_updn", "ar_updn does not check that and routes what is left"),
+            ({"opensm": "upstream", "sharp": False}, "ftree",
+             "by OpenSM's ftree check: without root_guid_file OpenSM refuses ftree")):
+        variant = with_ib(intent, **ib)
+        text = report.TARGET.render(RenderContext(variant, fabric))["report.md"]
+        section = text.split("## Single failures", 1)[1].split("\n## ", 1)[0]
+        assert says in section, section
+        assert ("ftree" in section) == (engine == "ftree")
+        conf = r.render_all(variant, fabric)["infiniband/ufm/opensm.conf"]
+        assert ("ftree" in conf) == (engine == "ftree")

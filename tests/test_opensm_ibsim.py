@@ -58,7 +58,9 @@ def shifted(plan: GuidPlan, offset: int = 0x0000_1000_0000) -> GuidPlan:
 
 
 def small(**ib: Any) -> Intent:
-    """Two 8-port leaves with 3 nodes each under 2 spines, and the default 2 UFM hosts."""
+    """Two 8-port leaves with 3 nodes each under 2 spines, and 2 dedicated hosts running plain
+    OpenSM (one opensm.conf each; `management: {kind: ufm}` for UFM's layout)."""
+    ib["management"] = {"kind": "opensm", **ib.get("management", {})}
     return Intent.model_validate({
         "name": "small", "fabric": {"transport": "infiniband", "generation": "ndr"},
         "cluster": {"nodes": 6, "node": {"nics": 1, "gpus": 1}},
@@ -83,8 +85,11 @@ def test_option_names_known_to_opensm(tmp_path: Path) -> None:
     real = shifted(guid_plan(fabric))
     (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real))
     written: set[str] = set()
+    plain = {**intent.infiniband.management.model_dump(mode="json"), "kind": "opensm"}
     for variant in (intent, with_ib(intent, guids_file="fabric.ibnd"),
-                    with_ib(intent, opensm="upstream", sharp=False, service_level=2)):
+                    with_ib(intent, opensm="upstream", sharp=False, service_level=2),
+                    with_ib(intent, guids_file="fabric.ibnd", opensm="upstream", sharp=False,
+                            management=plain)):
         files = r.render_all(variant, fabric, base_dir=tmp_path)
         for path, text in files.items():
             if path.endswith("opensm.conf"):
@@ -135,15 +140,18 @@ def test_inventory_with_its_own_discovery_as_guids_file(tmp_path: Path) -> None:
     disc = parse_ibnetdiscover(seen.ibnetdiscover)
     by_desc = {n.desc: n for n in disc.nodes.values()}
     spines = [by_desc[sw.name].guid for sw in fabric.switches if sw.role == "spine"]
-    assert r.guid_lines(files["infiniband/root_guids.txt"]) == spines
+    assert r.guid_lines(files["infiniband/ufm/root_guids.txt"]) == spines
     dgx_ports = [by_desc[f"{host.name} HCA-{hp.nic}"].port_guids[1]
                  for host in fabric.hosts for hp in host.ports]
-    assert r.guid_lines(files["infiniband/cn_guids.txt"]) == dgx_ports
+    assert r.guid_lines(files["infiniband/ufm/cn_guids.txt"]) == dgx_ports
+    # one configuration for the UFM pair: no guid (UFM binds gv.cfg's fabric_interface);
+    # check-routing.sh accepts either node's port
+    assert "guid" not in r.conf_options(files["infiniband/ufm/opensm.conf"])
     for host in ("ufm01", "ufm02"):
-        conf = r.conf_options(files[f"infiniband/{host}/opensm.conf"])
-        assert conf["guid"] == f"0x{by_desc[f'{host} HCA-0'].port_guids[1]:016x}"
-    names = dict(re.findall(r'^(0x[0-9a-f]{16}) "([^"]+)"$', files["infiniband/node-name-map"],
-                            re.MULTILINE))
+        assert f"0x{by_desc[f'{host} HCA-0'].port_guids[1]:x}" in \
+            files["infiniband/check-routing.sh"]
+    names = dict(re.findall(r'^(0x[0-9a-f]{16}) "([^"]+)"$',
+                            files["infiniband/ufm/ib-node-name-map"], re.MULTILINE))
     # every discovered node by its GUID: switches by name, adapters as rdma-ndd names them
     hosts = {x.name: x for x in (*fabric.hosts, *fabric.sm_hosts)}
 
@@ -156,8 +164,8 @@ def test_inventory_with_its_own_discovery_as_guids_file(tmp_path: Path) -> None:
 
     result = r.run_plane(files, fabric, 0, tmp_path / "deploy", timeout=60)
     assert "(1016 of them CNs)" in result.log  # the UFM hosts are no compute nodes
-    bound = r.conf_options(files["infiniband/ufm01/opensm.conf"])["guid"]
-    assert f"Setting IS_SM on port {bound}" in result.log
+    active = f"0x{by_desc['ufm01 HCA-0'].port_guids[1]:016x}"
+    assert f"Setting IS_SM on port {active}" in result.log
 
 
 # --------------------------------------------------------------------------- SHARP's VL

@@ -146,6 +146,13 @@ def test_check_cabling_reads_the_sm_rows(tmp_path: Path) -> None:
     assert any("ufm02" in f.message and f.code == "missing" for f in findings)
 
 
+def with_kind(loaded: Any, kind: str) -> Any:
+    """A loaded intent whose compute SM hosts run `kind` (ufm or plain opensm)."""
+    data = loaded.intent.model_dump(mode="json")
+    data["infiniband"]["management"]["kind"] = kind
+    return dataclasses.replace(loaded, intent=Intent.model_validate(data))
+
+
 @pytest.mark.parametrize("devices", ["ufm01", "leaf-su4-*"])
 def test_device_filter_knows_the_sm_hosts(devices: str) -> None:
     from fabgen.intent.loader import load
@@ -154,4 +161,9 @@ def test_device_filter_knows_the_sm_hosts(devices: str) -> None:
     path = Path(__file__).resolve().parent.parent / "inventories" / "ib-ndr-1024.yaml"
     files = render(load(path), only=["opensm"], devices=devices)
     confs = sorted(p for p in files if p.endswith("opensm.conf"))
+    # A UFM pair's one configuration names no node: it serves both, like a fabric-wide file.
+    assert confs == ["infiniband/storage/ufm/opensm.conf", "infiniband/ufm/opensm.conf"]
+    plain = with_kind(load(path), "opensm")
+    confs = sorted(p for p in render(plain, only=["opensm"], devices=devices)
+                   if p.endswith("opensm.conf") and "/storage/" not in p)
     assert confs == (["infiniband/ufm01/opensm.conf"] if devices == "ufm01" else [])

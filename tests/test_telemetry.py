@@ -170,6 +170,15 @@ def test_infiniband_exporter_reads_the_node_name_map() -> None:
     intent = intent.model_copy(update={"infiniband": intent.infiniband.model_copy(
         update={"guids_file": "fabric.ibnd"})})
     named = telemetry.TARGET.render(RenderContext(intent, build(intent)))
+    # A UFM pair: UFM's ib-node-name-map (UFM Enterprise User Manual, SM Default Files)
+    assert 'OPTIONS="--collector.switch --collector.hca ' \
+           '--ibnetdiscover.node-name-map=/opt/ufm/files/conf/opensm/ib-node-name-map"' in \
+        named["telemetry/infiniband_exporter.sysconfig"]
+    # plain OpenSM hosts: the node-name-map beside their opensm.conf
+    mgmt = intent.infiniband.management.model_copy(update={"kind": "opensm"})
+    plain = intent.model_copy(update={"infiniband": intent.infiniband.model_copy(
+        update={"management": mgmt})})
+    named = telemetry.TARGET.render(RenderContext(plain, build(plain)))
     assert 'OPTIONS="--collector.switch --collector.hca ' \
            '--ibnetdiscover.node-name-map=/etc/opensm/node-name-map"' in named[
                "telemetry/infiniband_exporter.sysconfig"]

@@ -275,11 +275,57 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
             diags.error(f"{name!r} is not a path inside the intent's directory", loc,
                         "put the ibnetdiscover output beside the intent and name it relative "
                         "to it, without '..'")
+    tenants_of: dict[str, list[int]] = {}
+    for i, part in enumerate(ib.partitions):
+        for h in hosts:
+            if any(fnmatch.fnmatchcase(h, pat) for pat in part.hosts):
+                tenants_of.setdefault(h, []).append(i)
+    for h, member_of in tenants_of.items():
+        if len(member_of) > 1:
+            # NCCL_IB_PKEY is one P_Key index for every job of the profile, and OpenSM places a
+            # port's second tenant key at whichever index its pending list reaches first
+            # (osm_pkey_mgr.c): a host in two tenants has no index NCCL could be told.
+            names_ = " and ".join(repr(ib.partitions[k].name) for k in member_of[:2])
+            diags.error(f"host {h!r} is in partitions {names_}: a host belongs to one tenant, "
+                        "whose P_Key NCCL is told (NCCL_IB_PKEY)",
+                        ("infiniband", "partitions", member_of[1], "hosts"))
+            break
+    _ipoib(intent, diags)
     if ib.sharp and ib.routing_engine == "updn":
         diags.warn("SHARP aggregation trees are built on a fat-tree; updn routing may place "
                    "them poorly", ("infiniband", "routing_engine"))
     _opensm_build(intent, diags)
     _management(intent, hosts, diags)
+
+
+def _ipoib(intent: Intent, diags: Diagnostics) -> None:
+    """The IPoIB subnet holds every compute port and each SM host's fabric interface; without
+    one, SHARP (libsharp to sharp_am over IPoIB) and UFM (an IPv4 address on fabric_interface)
+    cannot start."""
+    ib = intent.infiniband
+    mgmt = ib.management
+    planes = intent.topology.planes
+    if ib.ipoib is None:
+        # Without SHARP only UFM's own fabric interface needs an address, which the report's
+        # bring-up steps say; SHARP needs one on every compute port too.
+        if ib.sharp and ib.opensm == "nvidia":  # upstream + SHARP is an error of its own
+            diags.warn("SHARP is on but no IPoIB addresses are planned: libsharp reaches "
+                       "sharp_am over IPoIB (TCP 6126) and UFM does not start without an IPv4 "
+                       "address on its fabric_interface", ("infiniband", "ipoib"),
+                       "set infiniband.ipoib.prefix, e.g. 10.224.0.0/20")
+        return
+    node = intent.cluster.node
+    need = (intent.cluster.nodes * node.nics * node.nic_ports
+            + len(mgmt.hosts) * min(planes, mgmt.ports) + 2)
+    pool = ib.ipoib.prefix
+    if planes > 1:
+        diags.error("IPoIB addressing covers one subnet; each plane is a subnet of its own",
+                    ("infiniband", "ipoib"), "remove infiniband.ipoib for a multi-plane fabric")
+    elif pool.num_addresses < need:
+        prefix = 32 - max(need - 1, 1).bit_length()
+        diags.error(f"IPoIB subnet {pool} has {pool.num_addresses} addresses; the compute ports "
+                    f"and subnet-manager hosts need {need} (with network and broadcast)",
+                    ("infiniband", "ipoib", "prefix"), f"use a /{prefix} or larger")
 
 
 def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
@@ -468,6 +514,15 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
             diags.error(f"{model.name} is an {model.transport} switch; this network is {kind}",
                         (*base, tier, "model"))
             return
+    if spec.targets is not None and role != "storage":
+        diags.error("only the storage network has storage targets", (*base, "targets"))
+        return
+    if spec.subnet_manager is not None and (role != "storage" or spec.transport != "infiniband"):
+        diags.error("a subnet manager belongs to an InfiniBand storage network only",
+                    (*base, "subnet_manager"))
+        return
+    if not _extra_names(intent, role, diags):
+        return
     try:
         extra_shape(intent, role)
     except sizing.SizingError as exc:
@@ -485,6 +540,39 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
             diags.warn(f"management network: {spec.nics} ports per node are planned on one "
                        "switch per node; fabgen dual-homes a two-port bond on an MLAG pair "
                        "(DGX BasePOD) only", (*base, "nics"), "set nics: 2")
+
+
+def _extra_names(intent: Intent, role: str, diags: Diagnostics) -> bool:
+    """Storage targets and storage SM hosts are devices of their own: no name may be another
+    device's (a node's, a compute SM host's, each other's), or the cabling sheet and the
+    storage subnet's node names would mix two machines up."""
+    spec = getattr(intent.topology, role)
+    base = ("topology", role)
+    taken = {h: "a compute host" for h in host_names(intent)}
+    taken.update((h.name, "a compute subnet-manager host")
+                 for h in intent.infiniband.management.hosts)
+    ok = True
+    if spec.targets is not None:
+        for i in range(spec.targets.count):
+            name = spec.targets.name.format(index=i + 1)
+            if name in taken:
+                diags.error(f"storage target {name!r} is already {taken[name]}'s name",
+                            (*base, "targets", "name"))
+                return False
+            taken[name] = "a storage target"
+    sm = spec.subnet_manager
+    if sm is not None:
+        for i, host in enumerate(sm.hosts):
+            if host.name in taken:
+                diags.error(f"{host.name!r} is already {taken[host.name]}'s name",
+                            (*base, "subnet_manager", "hosts", i, "name"))
+                ok = False
+            taken[host.name] = "a storage subnet-manager host"
+            if host.port_guids and len(host.port_guids) != sm.ports:
+                diags.error(f"{len(host.port_guids)} port GUID(s) for {sm.ports} ports",
+                            (*base, "subnet_manager", "hosts", i, "port_guids"))
+                ok = False
+    return ok
 
 
 def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:

@@ -39,6 +39,9 @@ class RenderContext:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", FabricIndex(self.fabric))
+        # The storage/management networks' indexes too, before any --jobs worker is forked:
+        # the cabling and OpenSM targets both read them, maybe in two workers.
+        _ = self.index.extras
 
     def derived(self, make: Callable[[RenderContext], T]) -> T:
         """`make(self)`, computed once per context: a per-render cache of what a target

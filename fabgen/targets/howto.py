@@ -60,7 +60,10 @@ def howto_markdown(ctx: RenderContext) -> str:
             "- Cabling: `ibnetdiscover > fabric.txt && fabgen verify-cabling INTENT "
             "--ibnetdiscover fabric.txt` lists missing, swapped and slow links.",
             f"- Telemetry: run treydock/infiniband_exporter with the options in `{where}`; "
-            "switches and HCAs carry their names from OpenSM's node-name-map.",
+            "switches and HCAs carry their names from OpenSM's node-name map"
+            + (" (UFM's ib-node-name-map: run it on a UFM node)" if ctx.fabric.sm_hosts and
+               ctx.intent.infiniband.management.kind == "ufm" and fabric.planes <= 1 else "")
+            + ".",
             f"- Alerts: `{RULES}` (link down, retraining, symbol errors above "
             f"{mon.ib_symbol_errors}/h, link-integrity errors, PortXmitWait above "
             f"{mon.ib_xmit_wait_per_s:,} ticks/s). Check with `promtool check rules {RULES}`.",

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from fabgen import templating, underlay
 from fabgen.catalog import nodes
-from fabgen.targets import nic
+from fabgen.targets import ib_hosts, nic
 from fabgen.targets.base import Artifacts, RenderContext
 
 __all__ = ["NCCL_DEFAULT_IB_TIMEOUT", "NCCL_DEFAULT_QPS_PER_CONNECTION", "ROCE_QPS_PER_CONNECTION",
@@ -32,6 +32,9 @@ SOURCES: dict[str, str] = {
                          "NCCL_PARAM(IbGidIndex, \"IB_GID_INDEX\", -1)",
     "NCCL_IB_TC": "nccl src/transport/net_ib/connect.cc:20 NCCL_PARAM(IbTc, \"IB_TC\", -1)",
     "NCCL_IB_SL": "nccl src/transport/net_ib/connect.cc:19 NCCL_PARAM(IbSl, \"IB_SL\", -1)",
+    "NCCL_IB_PKEY": "nccl src/transport/net_ib/connect.cc:17 NCCL_PARAM(IbPkey, \"IB_PKEY\", 0), "
+                    "the QP's pkey_index (connect.cc:341 qpAttr.pkey_index = "
+                    "initAttr->pkeyIndex)",
     "NCCL_IB_TIMEOUT": "nccl src/transport/net_ib/connect.cc:15 "
                        "NCCL_PARAM(IbTimeout, \"IB_TIMEOUT\", 20)",
     "NCCL_IB_RETRY_CNT": "nccl src/transport/net_ib/connect.cc:16 "
@@ -121,6 +124,30 @@ def _bootstrap(ctx: RenderContext) -> Entry:
                  "preflight.sh checks it is up")
 
 
+def _pkey(ctx: RenderContext) -> Entry:
+    """NCCL_IB_PKEY: an index into each port's P_Key table, where OpenSM put the host's tenant
+    key (fabgen.targets.opensm_partitions); without tenants NCCL's index 0, the default
+    partition, is the right one."""
+    plan = ib_hosts.ib_plan(ctx)
+    if plan.pkey_index is not None:
+        return Entry("NCCL_IB_PKEY", str(plan.pkey_index),
+                     f"P_Key table index {plan.pkey_index}, where each host holds its tenant's "
+                     "P_Key: hosts are limited members of the default partition at index 0, "
+                     "which would drop the traffic between two hosts of a tenant (OpenSM "
+                     "osm_pkey_mgr.c keeps the default key at 0 and the tenant's at 1; "
+                     "preflight.sh checks it). An index, not a key: NCCL puts it in the QP's "
+                     "pkey_index as it is, so a key such as 0x8101 there names no entry and "
+                     "ibv_modify_qp fails")
+    if ctx.intent.infiniband.partitions:
+        return Entry("NCCL_IB_PKEY", None,
+                     "NCCL_IB_PKEY is not set yet: the tenant partitions are written once the "
+                     "port GUIDs are known (infiniband.guids_file); until then every host is a "
+                     "full member of the default partition at index 0, NCCL's default")
+    return Entry("NCCL_IB_PKEY", None,
+                 "NCCL_IB_PKEY is not set: no tenant partitions, every port is a full member "
+                 "of the default partition at P_Key index 0, NCCL's default")
+
+
 def qps_per_connection(ctx: RenderContext) -> int:
     """NCCL_IB_QPS_PER_CONNECTION: the intent's, else 4 on RoCE and NCCL's 1 on InfiniBand."""
     n = ctx.intent.nccl.qps_per_connection
@@ -208,6 +235,7 @@ def entries(ctx: RenderContext) -> list[Entry]:
         out.append(Entry("NCCL_IB_SL", str(ib.service_level),
                          f"service level of the compute traffic (infiniband.service_level)"
                          f"{ar}; the subnet manager maps it to a VL"))
+        out.append(_pkey(ctx))
     out += [
         bootstrap,
         Entry("NCCL_NET_GDR_LEVEL", n.gdr_level,

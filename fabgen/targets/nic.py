@@ -1,12 +1,14 @@
 """NIC target: host-side setup of the compute rails (RoCE QoS, MTU, addresses; IB basics).
 
 Layout, and why: one profile script `hosts/nic-setup.sh` for every host, plus a small per-host data
-file `hosts/<host>.env` (RoCE only) with what differs between hosts: the rail addresses, their
+file `hosts/<host>.env` with what differs between hosts: the rail addresses, their
 leaf gateways and the RoCE v2 GIDs they produce. All hosts of a fabric share one NIC layout (the
 intent has one node spec), so the logic and the QoS values are written once and reviewed once; a
 1,024-host RoCE fabric then costs 1,024 four-line data files instead of 1,024 copies of the
-script, and an address change shows up in golden/ as a one-line diff of one host. InfiniBand has
-no per-host data (the subnet manager assigns LIDs), so it gets no host files at all.
+script, and an address change shows up in golden/ as a one-line diff of one host. InfiniBand
+hosts get a data file when the plan gives them something of their own, IPoIB addresses
+(infiniband.ipoib) or a tenant's P_Key (fabgen.targets.ib_hosts); LIDs are the subnet
+manager's.
 
 Every number comes from the QosPlan or the Fabric; the templates only lay the values out.
 """
@@ -21,6 +23,7 @@ from typing import Any
 from fabgen import templating
 from fabgen.catalog import nodes
 from fabgen.qos import QosPlan
+from fabgen.targets import ib_hosts
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.model import Host, HostPort, LinkAddress
@@ -191,8 +194,18 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
     }
     if not roce:
         ib = intent.infiniband
-        data["service_level"] = ib.service_level
+        hosts = ib_hosts.ib_plan(ctx)
+        data.update(
+            service_level=ib.service_level,
+            host_files=hosts.files,
+            ipoib_prefix=hosts.ipoib_prefix or "",
+            ipoib_tables=[ib_hosts.IPOIB_TABLE_BASE + i for i in range(len(ports))],
+            ipoib_prefs=[ib_hosts.IPOIB_RULE_PREF_BASE + i for i in range(len(ports))],
+            arp_ignore=ib_hosts.ARP_IGNORE,
+            arp_announce=ib_hosts.ARP_ANNOUNCE,
+        )
         return data
+    data["host_files"] = True
     plan = ctx.qos
     if plan is None:
         raise ValueError("a RoCE fabric needs its QosPlan to render NIC scripts")
@@ -236,7 +249,8 @@ class NicTarget:
 
     def units(self, ctx: RenderContext) -> Sequence[str]:
         """The profile (the empty name, which no device has), then each host's data file."""
-        hosts = [h.name for h in ctx.fabric.hosts] if ctx.fabric.transport == "roce" else []
+        with_files = ctx.fabric.transport == "roce" or ib_hosts.host_files(ctx)
+        hosts = [h.name for h in ctx.fabric.hosts] if with_files else []
         return [PROFILE_UNIT, *hosts]
 
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
@@ -247,9 +261,13 @@ class NicTarget:
                     "nic/nic-setup.service.j2", fabric=ctx.fabric.name,
                     transport=ctx.fabric.transport, install_dir=INSTALL_DIR),
             }
+        host = ctx.index.hosts[unit]
+        if ctx.fabric.transport == "infiniband":
+            return {host_file_path(unit): templating.render(
+                "nic/host-ib.env.j2", fabric=ctx.fabric.name, pkey_index=ib_hosts.ib_plan(
+                    ctx).pkey_index, **ib_hosts.host_data(ctx, host, list(rail_ports(host))))}
         return {host_file_path(unit): templating.render(
-            "nic/host.env.j2", fabric=ctx.fabric.name,
-            **roce_host_data(ctx, ctx.index.hosts[unit]))}
+            "nic/host.env.j2", fabric=ctx.fabric.name, **roce_host_data(ctx, host))}
 
     def render(self, ctx: RenderContext) -> Artifacts:
         return by_unit(self, ctx)

@@ -15,8 +15,10 @@ from typing import Any
 
 from fabgen import templating
 from fabgen.catalog import nodes
-from fabgen.targets import nccl, nic
+from fabgen.targets import ib_hosts, nccl, nic, sharp
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.opensm_partitions import tenant_of
+from fabgen.targets.opensm_plan import PartitionSpec, settings_from_intent
 from fabgen.topology.model import Fabric, Host
 
 __all__ = [
@@ -36,6 +38,9 @@ BUSBW_EFFICIENCY = Fraction(4, 5)
 # ib_write_bw, one QP, 64 KiB messages: a healthy link reports at least this share of its rate.
 PERFTEST_EFFICIENCY = Fraction(9, 10)
 LINK_LAYER = {"roce": "Ethernet", "infiniband": "InfiniBand"}
+# Seconds preflight.sh waits for sharp_am's TCP port to answer over IPoIB: a reachable UFM
+# answers in well under one, a filtered port (the appliance firewall) never does.
+SHARP_CONNECT_TIMEOUT_S = 3
 
 
 def _bootstrap_data(ctx: RenderContext) -> dict[str, str]:
@@ -76,7 +81,17 @@ def check_data(ctx: RenderContext) -> dict[str, Any]:
         **_bootstrap_data(ctx),
     }
     if not roce:
+        plan_ib = ib_hosts.ib_plan(ctx)
+        data.update(
+            host_files=plan_ib.files,
+            ipoib=plan_ib.ipoib_prefix is not None,
+            pkey_index=plan_ib.pkey_index if plan_ib.pkey_index is not None else "",
+            sharp_addresses=list(plan_ib.sharp_addresses),
+            sharp_port=plan_ib.sharp_port or "",
+            sharp_timeout_s=SHARP_CONNECT_TIMEOUT_S,
+        )
         return data
+    data["host_files"] = True
     plan = ctx.qos
     if plan is None:
         raise ValueError("a RoCE fabric needs its QosPlan to render the preflight script")
@@ -126,12 +141,37 @@ def busbw_floor(ctx: RenderContext) -> Floor:
     return Floor(node_gbps, BUSBW_EFFICIENCY * factor * Fraction(node_gbps, 8), factor)
 
 
-def pair_hosts(fabric: Fabric) -> tuple[Host, Host]:
-    """Two hosts to test between: in different scalable units when there are several (so the
-    path crosses leaves and spines), else the first and the last host."""
-    first = fabric.hosts[0]
-    other = next((h for h in fabric.hosts if h.su != first.su), fabric.hosts[-1])
+def pair_hosts(fabric: Fabric, among: tuple[Host, ...] | None = None) -> tuple[Host, Host]:
+    """Two hosts to test between (of `among`, by default every host): in different scalable
+    units when there are several (so the path crosses leaves and spines), else the first and
+    the last host."""
+    hosts = among or fabric.hosts
+    first = hosts[0]
+    other = next((h for h in hosts if h.su != first.su), hosts[-1])
     return first, other
+
+
+def _tenant_hosts(ctx: RenderContext) -> tuple[str, tuple[Host, ...]] | None:
+    """The first tenant with two hosts or more, when the tenants are written: the runbook's
+    tests stay inside it (between two tenants the traffic is dropped, by design)."""
+    if ib_hosts.ib_plan(ctx).pkey_index is None:
+        return None
+    tenants = ctx.derived(_tenant_specs)
+    for spec in settings_from_intent(ctx.intent).partitions:
+        members = tuple(h for h in ctx.fabric.hosts if tenants.get(h.name) == spec)
+        if len(members) >= 2:
+            return spec.name, members
+    return None
+
+
+def _tenant_specs(ctx: RenderContext) -> dict[str, PartitionSpec]:
+    return tenant_of(ctx.fabric, settings_from_intent(ctx.intent))
+
+
+def sharp_check_data(ctx: RenderContext) -> dict[str, Any]:
+    """What check-sharp.sh greps for (fabgen.targets.sharp)."""
+    return {"fabric": ctx.fabric.name, "algo": sharp.NCCL_ALGO_COLLNET,
+            "required": sharp.CHECK_REQUIRED, "forbidden": sharp.CHECK_FORBIDDEN}
 
 
 def _num(value: Fraction) -> str:
@@ -143,7 +183,8 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
     """Everything runbook.md.j2 prints, computed here."""
     fabric, intent = ctx.fabric, ctx.intent
     roce = fabric.transport == "roce"
-    server, client = pair_hosts(fabric)
+    tenant = _tenant_hosts(ctx) if not roce else None
+    server, client = pair_hosts(fabric, tenant[1] if tenant else None)
     ports = nic.rail_ports(server)
     profile = nic.profile_name(ctx)
     efa = profile == "efa"
@@ -154,6 +195,9 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
         qos_flags = f"-x {intent.nccl.gid_index} --tclass={plan.rdma.tos}"
     else:
         qos_flags = f"--sl={intent.infiniband.service_level}"
+        index = ib_hosts.ib_plan(ctx).pkey_index
+        if index is not None:
+            qos_flags += f" --pkey_index={index}"
 
     def perftest(tool: str, p: nic.RailPort, extra: str) -> str:
         return f"{tool} -d {p.rdma_device} -i {p.ib_port} {qos_flags} -F{extra}"
@@ -183,7 +227,7 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
                 for p in profile_ports]
     floor = busbw_floor(ctx)
     gpus = intent.cluster.node.gpus
-    nodes = len(fabric.hosts)
+    nodes = len(tenant[1]) if tenant else len(fabric.hosts)
     env_keys = [e.key for e in nccl.entries(ctx)]
     leaf = next((t for t in fabric.tier_facts if t.role == "leaf"), None)
     return {
@@ -221,6 +265,10 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
         "host_map": host_map,
         "rail_devices": ", ".join(f"`{p.rdma_device}:{p.ib_port}`" for p in profile_ports),
         "map_source": nic.map_source(ctx),
+        "tenant": tenant[0] if tenant else None,
+        "pkey_index": ib_hosts.ib_plan(ctx).pkey_index if not roce else None,
+        "sharp": not roce and not efa and intent.infiniband.sharp,
+        "sharp_algo": sharp.NCCL_ALGO_COLLNET,
         **_bootstrap_data(ctx),
     }
 
@@ -234,14 +282,19 @@ class PreflightTarget:
     name = "preflight"
     description = ("hosts/preflight.sh: read-only host checks (GPUDirect by nvidia_peermem or "
                    "DMA-BUF, bootstrap interface, rails Active at rate, MTU, PFC/trust, RoCE v2 "
-                   "GID, NUMA) printing OK/FAIL")
+                   "GID, IPoIB addresses, tenant P_Key, SHARP's TCP port, NUMA) printing "
+                   "OK/FAIL; hosts/check-sharp.sh: did a job use SHARP")
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.fabric.transport in ("roce", "infiniband") and ctx.intent.nccl.profile != "efa"
 
     def render(self, ctx: RenderContext) -> Artifacts:
-        return {"hosts/preflight.sh": templating.render("preflight/preflight.sh.j2",
-                                                        **check_data(ctx))}
+        files = {"hosts/preflight.sh": templating.render("preflight/preflight.sh.j2",
+                                                         **check_data(ctx))}
+        if ctx.fabric.transport == "infiniband" and ctx.intent.infiniband.sharp:
+            files["hosts/check-sharp.sh"] = templating.render("preflight/check-sharp.sh.j2",
+                                                              **sharp_check_data(ctx))
+        return files
 
 
 TARGET = PreflightTarget()

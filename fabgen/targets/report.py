@@ -157,7 +157,7 @@ def _extra_rows(fabric: Fabric) -> list[dict[str, str]]:
     """One row per switch tier of each separate storage/management network."""
     rows = []
     for extra in fabric.extras:
-        cables = len(extra.links)
+        cables = len(extra.links) + len(extra.sm_links)  # storage.csv lists the SM hosts' too
         for tf in extra.tier_facts:
             rows.append({
                 "network": extra.role,
@@ -266,7 +266,14 @@ def _whatif_section(ctx: RenderContext) -> str:
     from fabgen import whatif
 
     if len(ctx.fabric.links) <= WHATIF_MAX_CABLES:
-        return whatif.report_section(ctx.fabric).rstrip("\n")
+        engine = None
+        if ctx.fabric.transport == "infiniband":
+            from fabgen.targets import opensm_plan
+
+            settings = opensm_plan.settings_from_intent(ctx.intent)
+            engine = opensm_plan.routing_engines(settings, fits_ftree=opensm_plan.ftree_fits(
+                ctx.fabric, 0 if ctx.fabric.planes > 1 else None)).split(",")[0]
+        return whatif.report_section(ctx.fabric, engine).rstrip("\n")
     return (f"## Single failures\n\nThis fabric has {len(ctx.fabric.links):,} cables; run "
             f"`fabgen whatif INTENT --fail all-single` for the single-failure summary.")
 

@@ -40,8 +40,9 @@ import yaml
 
 from fabgen import templating
 from fabgen.natural import natural_key
-from fabgen.targets import opensm, sonic
+from fabgen.targets import opensm, opensm_plan, sonic
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.ufm import UFM_NODE_NAME_MAP
 from fabgen.topology.model import Fabric, Switch
 
 __all__ = [
@@ -84,7 +85,8 @@ class TelemetryTarget:
         fabric = ctx.fabric
         if fabric.transport == "infiniband":
             # OpenSM's node-name-map exists only once the real GUIDs are known (guids_file)
-            return _infiniband(fabric, named=bool(ctx.intent.infiniband.guids_file))
+            ufm = opensm.ufm_layout(fabric, opensm_plan.settings_from_intent(ctx.intent))
+            return _infiniband(fabric, named=bool(ctx.intent.infiniband.guids_file), ufm=ufm)
         out: Artifacts = {}
         sonic = [s for s in fabric.switches if s.platform == "sonic"]
         eos = [s for s in fabric.switches if s.platform == "eos"]
@@ -377,30 +379,32 @@ def otel_collector(port: int) -> dict[str, Any]:
     }
 
 
-def _infiniband(fabric: Fabric, named: bool = True) -> Artifacts:
+def _infiniband(fabric: Fabric, named: bool = True, ufm: bool = False) -> Artifacts:
     """infiniband_exporter options per plane: switch and HCA port counters, with switch and
-    HCA names from the plane's node-name-map as installed by the OpenSM files. `named`: the
-    OpenSM target writes a node-name-map (it does once infiniband.guids_file names the real
-    GUIDs); without one the exporter names nodes by their node description."""
+    HCA names from the plane's node-name-map as installed by the OpenSM files (UFM's
+    ib-node-name-map with a UFM pair). `named`: the OpenSM target writes a node-name-map (it
+    does once infiniband.guids_file names the real GUIDs); without one the exporter names
+    nodes by their node description."""
     out: Artifacts = {}
     for plane in range(max(fabric.planes, 1)):
-        where = opensm.deploy_dir(fabric, plane)
+        names = UFM_NODE_NAME_MAP if ufm else f"{opensm.deploy_dir(fabric, plane)}/node-name-map"
         directory = "telemetry" if fabric.planes <= 1 else f"telemetry/plane{plane + 1}"
         head = ("# fabgen: /etc/sysconfig/infiniband_exporter for treydock/infiniband_exporter "
                 "(systemd/infiniband_exporter@.service\n"
                 f"# reads OPTIONS), on a host with a port in {fabric.name}"
+                + (" (a UFM node: the map is UFM's)" if ufm else "")
                 + (f" plane {plane + 1}" if fabric.planes > 1 else "") + ". ")
         if named:
             out[f"{directory}/infiniband_exporter.sysconfig"] = (
                 head + "The node-name-map names switches\n# (infiniband_switch_info{switch=...}) "
                 "and HCAs (infiniband_hca_info{hca=...}) as in the plan.\n"
                 f'OPTIONS="--collector.switch --collector.hca '
-                f'--ibnetdiscover.node-name-map={where}/node-name-map"\n')
+                f'--ibnetdiscover.node-name-map={names}"\n')
         else:
             out[f"{directory}/infiniband_exporter.sysconfig"] = (
                 head + "No node-name-map yet: OpenSM's is\n# written once "
                 "infiniband.guids_file names the real GUIDs (add --ibnetdiscover.node-name-map="
-                f"{where}/node-name-map\n# then); until then nodes carry their node "
+                f"{names}\n# then); until then nodes carry their node "
                 "descriptions.\n"
                 'OPTIONS="--collector.switch --collector.hca"\n')
     return out

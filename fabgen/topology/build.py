@@ -13,7 +13,7 @@ from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Network
 
 from fabgen.catalog import nodes
-from fabgen.intent.models import Intent
+from fabgen.intent.models import Intent, StorageTargetsSpec
 from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
 from fabgen.topology.model import (
@@ -105,8 +105,10 @@ def dual_homed(intent: Intent, role: str) -> bool:
 def build(intent: Intent) -> Fabric:
     """Expand a validated intent into the Fabric every renderer reads."""
     fabric = _build(intent, "compute")
-    extras = tuple(_build(_extra_intent(intent, role), role, _extra_panels(intent, role),
-                          mlag=dual_homed(intent, role))
+    extras = tuple(_build(extra_intent(intent, role), role, _extra_panels(intent, role),
+                          mlag=dual_homed(intent, role),
+                          targets=getattr(intent.topology, role).targets
+                          if role == "storage" else None)
                    for role in ("storage", "management")
                    if getattr(intent.topology, role) is not None)
     if extras:
@@ -115,9 +117,22 @@ def build(intent: Intent) -> Fabric:
     return fabric
 
 
-def _extra_intent(intent: Intent, role: str) -> Intent:
-    """The storage/management network as an intent of its own: classic fat-tree, one port per
-    NIC, no addressing (fabgen plans its cabling and bill of materials, not its configs)."""
+def target_ports(intent: Intent, role: str) -> int:
+    """Ports of the storage network's targets (0 for any other network, or without targets)."""
+    spec = getattr(intent.topology, role)
+    targets = spec.targets if role == "storage" and spec is not None else None
+    return targets.count * targets.ports if targets is not None else 0
+
+
+def extra_intent(intent: Intent, role: str) -> Intent:
+    """The storage/management network as an intent of its own, one port per NIC, no
+    addressing (fabgen plans its cabling, bill of materials and, for an InfiniBand storage
+    network, its subnet manager; not its switch configs).
+
+    Storage is laid out rail-optimized: a node's storage port k goes to leaf k of its group, so
+    the two storage ports of a DGX reach two leaves ("each pair of storage ports provides
+    parallel pathways", DGX SuperPOD H100 RA, storage fabric) and one leaf lost leaves every
+    node its other port. Management stays a classic fat-tree (each node's ports on one leaf)."""
     spec = getattr(intent.topology, role)
     ib = spec.transport == "infiniband"
     data = intent.model_dump(mode="json")
@@ -128,7 +143,8 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     # The node model's map describes its compute ports, not these: plan them as a generic node.
     node.update(model="generic", nics=spec.nics, nic_ports=1, port_cages=1)
     data["topology"] = {
-        "style": "rail-unaware", "leaf": spec.leaf.model_dump(mode="json"),
+        "style": "rail-optimized" if role == "storage" else "rail-unaware",
+        "leaf": spec.leaf.model_dump(mode="json"),
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
     }
@@ -143,15 +159,20 @@ def _extra_intent(intent: Intent, role: str) -> Intent:
     rdma, netdevs = names or (f"{short}{{dev}}", f"{short}{{dev}}")
     data["hosts"] = {**data["hosts"], "rdma_devices": rdma, "netdevs": netdevs,
                      "bootstrap_interface": None}
-    # The compute fabric's subnet-manager hosts are not on this network.
-    data["infiniband"]["management"]["hosts"] = []
+    # The compute fabric's subnet-manager hosts, tenants, SHARP and IPoIB are not this
+    # network's: an InfiniBand storage network is a subnet of its own, with its own SM hosts.
+    sm = spec.subnet_manager if ib and role == "storage" else None
+    data["infiniband"].update(
+        management=sm.model_dump(mode="json") if sm is not None else {"hosts": []},
+        sharp=False, partitions=[], traffic_classes=[], service_level=0, sm_host=None,
+        guids_file=None, ipoib=None, default_membership=None)
     return Intent.model_validate(data)
 
 
 def extra_shape(intent: Intent, role: str) -> sizing.Shape:
-    """The storage or management network sized as its own fabric (an MLAG pair's leaves keep
-    their peer-link ports out of the down/up split)."""
-    return sizing.shape(_extra_intent(intent, role),
+    """The storage or management network sized as its own fabric: the storage targets take
+    node slots, an MLAG pair's leaves keep their peer-link ports out of the down/up split."""
+    return sizing.shape(extra_intent(intent, role), target_ports(intent, role),
                         leaf_reserve=MLAG_PEER_PORTS if dual_homed(intent, role) else 0)
 
 
@@ -165,11 +186,13 @@ def _extra_panels(intent: Intent, role: str) -> list[str] | None:
 
 
 def _build(intent: Intent, role: str, panels: list[str] | None = None,
-           mlag: bool = False) -> Fabric:
+           mlag: bool = False, targets: StorageTargetsSpec | None = None) -> Fabric:
     """One network of the intent; `panels`: the chassis label of each host port (dev order)
     when the node model's table does not give them (the storage and management networks);
-    `mlag`: the units are MLAG leaf pairs, joined by their peer links."""
-    shape = sizing.shape(intent, leaf_reserve=MLAG_PEER_PORTS if mlag else 0)
+    `mlag`: the units are MLAG leaf pairs, joined by their peer links; `targets`: the storage
+    network's storage-system ports, which take node slots after the nodes."""
+    shape = sizing.shape(intent, targets.count * targets.ports if targets else 0,
+                         leaf_reserve=MLAG_PEER_PORTS if mlag else 0)
     topo = intent.topology
     ethernet = intent.fabric.transport == "roce"
     roce = ethernet and role == "compute"  # addresses and ASNs: the compute fabric only
@@ -240,6 +263,12 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
     netdevs = _expand(hosts_spec.netdevs if hosts_spec.netdevs is not None
                       else nodes.PLACEHOLDER_NETDEV, dev_count, node.nic_ports, topo.planes)
     mapped = nodes.mapped_ports(intent)  # the node model's published port table, if it applies
+    # IPoIB (InfiniBand compute fabric): the SM hosts' fabric interfaces take the subnet's first
+    # addresses, then each compute port, host by host in port (= rail, one plane) order.
+    ipoib = intent.infiniband.ipoib if role == "compute" and not ethernet else None
+    ipoib_len = ipoib.prefix.prefixlen if ipoib is not None else 32
+    ipoib_base = (int(ipoib.prefix.network_address) + 1
+                  + len(intent.infiniband.management.hosts)) if ipoib is not None else 0
     for i in range(shape.nodes):
         unit, pos = divmod(i, shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
@@ -270,12 +299,18 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                 leaf_end, host_end = host_pool.p31()
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
                                   rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
-                                  address=host_end, panel=panel))
+                                  address=host_end, panel=panel,
+                                  ipoib=LinkAddress(ipoib_base + i * dev_count + dev, ipoib_len)
+                                  if ipoib is not None else None))
             host_links.append((name, dev, leaf, leaf_port, plane, host_end, leaf_end))
         hosts.append(Host(name=name, index=i + 1, su=unit, ports=tuple(ports)))
 
+    if targets is not None:
+        target_hosts, target_links = _targets(targets, shape, leaf_names, rail_opt)
+        hosts += target_hosts
+        host_links += target_links
     sm_hosts, sm_host_links = (_sm_hosts(intent, shape, leaf_names, rail_opt)
-                               if role == "compute" else ([], []))
+                               if role in ("compute", "storage") else ([], []))
 
     links: list[Link] = []
     total = (len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
@@ -418,7 +453,7 @@ def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, i
     total = shape.units * shape.su_size
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     free: list[list[tuple[str, int, int, int]]] = [[] for _ in range(shape.planes)]
-    for pos in range(total - shape.reserved_slots, total):
+    for pos in range(total - (shape.reserved_slots - shape.target_slots), total):
         unit, slot_pos = divmod(pos, shape.su_size)
         for plane in range(shape.planes):
             if rail_opt:
@@ -431,6 +466,7 @@ def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, i
                                 for k in range(shape.ports_per_node)]
     devices = _expand(mgmt.rdma_devices, mgmt.ports, 1, 1)
     netdevs = _expand(mgmt.netdevs, mgmt.ports, 1, 1)
+    ipoib = intent.infiniband.ipoib
     taken = [0] * shape.planes
     hosts: list[Host] = []
     cables: list[tuple[str, int, str, int, int]] = []
@@ -441,10 +477,51 @@ def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, i
             plane = j % shape.planes
             leaf, leaf_port, rail, unit = free[plane][taken[plane]]
             taken[plane] += 1
+            # The port the SM binds (the first) is UFM's fabric_interface: its IPoIB address.
+            address = (LinkAddress(int(ipoib.prefix.network_address) + 1 + i,
+                                   ipoib.prefix.prefixlen)
+                       if ipoib is not None and j == 0 else None)
             ports.append(HostPort(nic=j, port=0, dev=j, rail=rail, plane=plane,
-                                  rdma_device=devices[j], netdev=netdevs[j], gpu=-1, numa=-1))
+                                  rdma_device=devices[j], netdev=netdevs[j], gpu=-1, numa=-1,
+                                  ipoib=address))
             cables.append((spec.name, j, leaf, leaf_port, plane))
         hosts.append(Host(name=spec.name, index=i + 1, su=unit, ports=tuple(ports)))
+    return hosts, cables
+
+
+def _targets(spec: StorageTargetsSpec, shape: sizing.Shape,
+             leaf_names: dict[tuple[int, int, int], str], rail_opt: bool
+             ) -> tuple[list[Host], list[tuple[str, int, str, int, int, None, None]]]:
+    """A storage network's targets on the slots right after the nodes, and their cables.
+
+    Their ports are numbered across the targets and spread like a node's: port k on rail leaf
+    k mod rails of slot k div rails, so consecutive ports of a target land on different leaves
+    and a target survives the loss of one. Each port is its own adapter (`<target> port<n>`):
+    the storage system's adapter layout is its vendor's, not fabgen's to guess."""
+    rails = max(shape.ports_per_node, 1)
+    nodes_per_leaf = shape.leaf_down // rails if not rail_opt else 0
+    hosts: list[Host] = []
+    cables: list[tuple[str, int, str, int, int, None, None]] = []
+    k = 0
+    for t in range(spec.count):
+        name = spec.name.format(index=t + 1)
+        ports: list[HostPort] = []
+        unit = 0
+        for j in range(spec.ports):
+            pos = shape.nodes + k // rails
+            rail = k % rails
+            k += 1
+            unit, slot_pos = divmod(pos, shape.su_size)
+            if rail_opt:
+                leaf, leaf_port = leaf_names[0, unit, rail], slot_pos + 1
+            else:
+                local, slot = divmod(slot_pos, nodes_per_leaf)
+                leaf, leaf_port = leaf_names[0, unit, local], slot * rails + rail + 1
+            ports.append(HostPort(nic=j, port=0, dev=j, rail=rail, plane=0,
+                                  rdma_device=f"port{j + 1}", netdev=f"port{j + 1}", gpu=-1,
+                                  numa=-1))
+            cables.append((name, j, leaf, leaf_port, 0, None, None))
+        hosts.append(Host(name=name, index=shape.nodes + t + 1, su=unit, ports=tuple(ports)))
     return hosts, cables
 
 

@@ -105,6 +105,9 @@ class HostPort:
     # Where the cable plugs into the chassis, from the node model's port table ("OSFP4 P2" on a
     # DGX H100, "Slot1 P2"); "" when the model publishes none.
     panel: str = ""
+    # InfiniBand: the port's IPoIB address on the default partition (infiniband.ipoib), with
+    # the subnet's prefix length
+    ipoib: LinkAddress | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,9 @@ class Shape:
     # Node slots at the end of the last unit given to the subnet-manager hosts (InfiniBand):
     # units are sized for nodes + reserved_slots, as NVIDIA's SuperPOD gives a DGX slot to UFM.
     reserved_slots: int = 0
+    # Of those, the first ones, right after the nodes, hold a storage network's targets (the
+    # storage system's own ports); the subnet-manager hosts take the slots after them.
+    target_slots: int = 0
 
     @property
     def leaves(self) -> int:
@@ -219,11 +222,14 @@ def management_slots(intent: Intent, ports_per_node: int) -> int:
     return math.ceil(per_plane / max(ports_per_node, 1))
 
 
-def shape(intent: Intent, leaf_reserve: int = 0) -> Shape:
+def shape(intent: Intent, target_ports: int = 0, leaf_reserve: int = 0) -> Shape:
     """Size the fabric, or raise SizingError saying what does not fit and what would.
 
+    `target_ports`: ports of a storage network's targets (the storage system), which take node
+    slots after the nodes: one port on each rail leaf per slot.
     `leaf_reserve`: ports at the top of every leaf kept off the down/up split (an MLAG pair's
-    peer link on the management network)."""
+    peer link on the management network).
+    """
     topo = intent.topology
     node = intent.cluster.node
     speed = link_speed(intent)
@@ -236,9 +242,12 @@ def shape(intent: Intent, leaf_reserve: int = 0) -> Shape:
 
     ports_per_node = node.nics * node.nic_ports // topo.planes
     nodes = intent.cluster.nodes
-    reserved = management_slots(intent, ports_per_node)
+    targets = math.ceil(target_ports / max(ports_per_node, 1))
+    reserved = management_slots(intent, ports_per_node) + targets
     slots = nodes + reserved  # what the units are sized for
-    what = f"{nodes} nodes" + (f" and {reserved} subnet-manager host slot(s)" if reserved else "")
+    what = f"{nodes} nodes" + (
+        f" and {reserved} slot(s) of storage targets and subnet-manager hosts" if targets else
+        f" and {reserved} subnet-manager host slot(s)" if reserved else "")
     ratio_leaf, ratio_spine = topo.oversubscription.leaf, topo.oversubscription.spine
 
     # Leaf capacity in host ports at the requested oversubscription.
@@ -288,7 +297,8 @@ def shape(intent: Intent, leaf_reserve: int = 0) -> Shape:
         leaf_up, spines, links = two
         return Shape(speed, 2, topo.planes, rails, ports_per_node, su, units, nodes, leaf,
                      spine, None, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units, 1,
-                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0, reserved)
+                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0, reserved,
+                     targets)
 
     # Three tiers: pods of units under their own spines; spine j of every pod to core group j.
     spine_down, spine_up = split_ports(spine.radix, None, ratio_spine, spine.cage_ports)
@@ -326,4 +336,4 @@ def shape(intent: Intent, leaf_reserve: int = 0) -> Shape:
     return Shape(speed, 3, topo.planes, rails, ports_per_node, su, units, nodes, leaf, spine,
                  core, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units_per_pod, pods,
                  spines_per_pod, links, spine_down, spine_up, spine_up_offset, spines_per_pod,
-                 cores_per_group, core_links, reserved)
+                 cores_per_group, core_links, reserved, targets)

@@ -143,9 +143,11 @@ def evaluate(fabric: Fabric, scenarios: Sequence[Scenario]) -> list[Result]:
     return [result(model, s, limits) for s in scenarios]
 
 
-def report_section(fabric: Fabric) -> str:
-    """Markdown for the render report: the worst single switch, link and cable failure."""
+def report_section(fabric: Fabric, routing_engine: str | None = None) -> str:
+    """Markdown for the render report: the worst single switch, link and cable failure.
+    routing_engine: the first engine OpenSM runs (InfiniBand), which decides what a tree that
+    is no longer a pure fat tree does."""
     model = _model(fabric)
     limits = _limits()
     results = [result(model, s, limits) for s in _scenarios.all_single(model.g)]
-    return single_failures_section(results, model.g.intact)
+    return single_failures_section(results, model.g.intact, routing_engine)

@@ -166,7 +166,8 @@ def to_json(results: Sequence[Result]) -> dict[str, Any]:
     return {"format": "fabgen-whatif/1", "count": len(out), "results": out}
 
 
-def single_failures_section(results: Sequence[Result], intact_gbps: float) -> str:
+def single_failures_section(results: Sequence[Result], intact_gbps: float,
+                            routing_engine: str | None = None) -> str:
     """Markdown for the render report from the `all-single` results: the worst single switch,
     link and cable failure, and whether any single failure cuts GPUs apart."""
     kinds = (("switch", "any one switch"), ("link", "any one switch-to-switch link bundle"),
@@ -179,7 +180,8 @@ def single_failures_section(results: Sequence[Result], intact_gbps: float) -> st
         f"Bisection is against the intact {_gbps(intact_gbps)}.",
         "",
         "| failure | worst case | bisection left | worst oversubscription | GPU pairs without a "
-        "path | ECMP imbalance | ftree |",
+        "path | ECMP imbalance | "
+        + ("ftree" if routing_engine in (None, "ftree", "ar_ftree") else "fat tree") + " |",
         "|---|---|---|---|---|---|---|",
     ]
     for kind, title in kinds:
@@ -202,7 +204,12 @@ def single_failures_section(results: Sequence[Result], intact_gbps: float) -> st
     else:
         lines.append("No single failure leaves a GPU pair without a network path.")
     broken = [r for r in results if r.ftree is not None and not r.ftree.ok]
-    if broken:
+    if broken and routing_engine not in (None, "ftree", "ar_ftree"):
+        # Only ftree validates the tree (osm_ucast_ftree.c); up/down routes what is cabled.
+        lines.append(f"{len(broken):,} single failures leave a tree that is no longer a pure "
+                     f"fat tree; {routing_engine} does not check that and routes what is left, "
+                     "unevenly, without a word: verify-cabling finds the cables that changed.")
+    elif broken:
         lines.append(f"{len(broken):,} single failures leave a tree that is no longer a pure "
                      f"fat-tree by OpenSM's ftree check: {FTREE_FALLBACK}.")
     return "\n".join(lines) + "\n"

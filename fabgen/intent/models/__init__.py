@@ -35,6 +35,7 @@ from fabgen.intent.models.infiniband import (
     AR_GENERATIONS,
     Guid,
     HostPattern,
+    IbIpoibSpec,
     IbManagementHost,
     IbManagementSpec,
     IbPartition,
@@ -72,6 +73,7 @@ from fabgen.intent.models.qos import (
 from fabgen.intent.models.topology import (
     ExtraFabricSpec,
     Oversubscription,
+    StorageTargetsSpec,
     SwitchSpec,
     TopologySpec,
 )
@@ -97,6 +99,7 @@ __all__ = [
     "HashField",
     "HostPattern",
     "HostsSpec",
+    "IbIpoibSpec",
     "IbManagementHost",
     "IbManagementSpec",
     "IbPartition",
@@ -123,6 +126,7 @@ __all__ = [
     "SchedulerSpec",
     "SchedulingSpec",
     "SpeedGbps",
+    "StorageTargetsSpec",
     "StrictModel",
     "SwitchSpec",
     "TopologySpec",

@@ -16,6 +16,7 @@ from pydantic import (
 
 from fabgen.intent import names
 from fabgen.intent.models.fields import (
+    Prefix,
     SafeName,
     StrictModel,
     device_names,
@@ -122,6 +123,17 @@ class IbManagementSpec(StrictModel):
         return device_names(v, info.field_name, ("dev",), [{"dev": 0}, {"dev": 7}])
 
 
+class IbIpoibSpec(StrictModel):
+    """IPoIB on the compute fabric's default partition: one IPv4 subnet (the partition is one
+    broadcast domain) with an address on every compute port and on each subnet-manager host's
+    fabric interface. SHARP's aggregation manager and libsharp talk over it (TCP 6126) and UFM
+    does not start without an IPv4 address on its `fabric_interface`."""
+
+    prefix: Prefix
+    """The subnet, e.g. `10.224.0.0/20`: the subnet-manager hosts' fabric interfaces take its
+    first addresses, then every compute port, host by host in rail order."""
+
+
 # OpenSM builds and what they know. NVIDIA's (MLNX_OFED/DOCA-Host opensm, the one inside UFM)
 # adds adaptive routing engines (ar_updn, ar_ftree...) and SHARP (sharp_enabled); upstream
 # linux-rdma/opensm (Debian's 3.3.23) has neither and silently routes with another engine when
@@ -162,6 +174,9 @@ class InfinibandSpec(StrictModel):
     default_membership: Literal["full", "limited"] | None = None
     """Default partition membership (full without tenant partitions, limited with them)."""
     traffic_classes: list[IbTrafficClass] = []
+    ipoib: IbIpoibSpec | None = None
+    """IPoIB addressing (needed by SHARP and by UFM's fabric interface). Not set: no host gets an
+    IPoIB address from fabgen, and the report warns when SHARP or UFM needs one."""
 
     def adaptive_routing_on(self, generation: str | None) -> bool:
         """Whether the subnet manager runs adaptive routing (see `adaptive_routing_on`)."""

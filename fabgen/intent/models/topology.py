@@ -9,14 +9,17 @@ from pydantic import (
     AfterValidator,
     BeforeValidator,
     Field,
+    field_validator,
     model_validator,
 )
 
+from fabgen.intent import names
 from fabgen.intent.models.fields import (
     Ratio,
     SpeedGbps,
     StrictModel,
 )
+from fabgen.intent.models.infiniband import IbManagementSpec
 
 # --- topology -------------------------------------------------------------------------------
 
@@ -62,6 +65,24 @@ class Oversubscription(StrictModel):
     """Spine downlink:uplink bandwidth in a 3-tier fabric."""
 
 
+class StorageTargetsSpec(StrictModel):
+    """The storage system's own ports on the storage network (its appliances or servers), cabled
+    to the storage leaves like the nodes: consecutive ports of a target on different leaves."""
+
+    count: int = Field(ge=1, le=512)
+    """Storage targets (appliances or file servers)."""
+    ports: int = Field(2, ge=1, le=64)
+    """Network ports of each target on this network."""
+    name: str = "stor{index:02d}"
+    """Name template; placeholder `index` (1-based)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return names.check_template(v, ("index",), names.SAFE_NAME,
+                                    [{"index": 1}, {"index": 512}], "storage target name")
+
+
 class ExtraFabricSpec(StrictModel):
     """A separate storage or management network from the reference architectures."""
 
@@ -79,6 +100,12 @@ class ExtraFabricSpec(StrictModel):
     spine: SwitchSpec | None = None
     oversubscription: Ratio = Field("1:1", validate_default=True)
     """Leaf downlink:uplink bandwidth (storage and management are often oversubscribed)."""
+    targets: StorageTargetsSpec | None = None
+    """Storage network only: the storage system's ports, on reserved leaf ports after the nodes'."""
+    subnet_manager: IbManagementSpec | None = None
+    """InfiniBand storage network only: the hosts of its own subnet manager (a separate subnet
+    from the compute fabric), on reserved leaf ports like the compute fabric's UFM hosts. Not
+    set: none is planned and the report says the storage subnet has no SM."""
 
 
 class TopologySpec(StrictModel):

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# fabgen: did OpenSM bring up ib-ndr-1024 as planned? Run it on the master subnet
-# manager host (ufm01) once OpenSM has swept the fabric:
-#   bash check-routing.sh [OPENSM_LOG]    (default /var/log/opensm.log; CA=<device> to query another port)
+# fabgen: did OpenSM bring up ib-ndr-1024 as planned? Run it on the active UFM node
+# (ufm01 or ufm02: the one running UFM and its SM) once OpenSM has swept the fabric:
+#   bash check-routing.sh [OPENSM_LOG]    (default /opt/ufm/files/log/opensm.log; CA=<device> to query another port)
 # Read-only: it reads the OpenSM log and asks the subnet with sminfo and smpquery
 # (infiniband-diags). One OK/FAIL line per check; exit 1 on any FAIL. SUBNET UP alone proves
 # nothing: when ar_updn refuses the fabric, OpenSM routes it with the next engine
 # (or minhop) and still comes up.
 set -u
 
-log="${1:-/var/log/opensm.log}"
+log="${1:-/opt/ufm/files/log/opensm.log}"
 ca="${CA:-mlx5_0}"
 via=(-P 1)
 if [ -n "$ca" ]; then
@@ -19,7 +19,9 @@ engine="ar_updn"
 sl2vl="0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
 vlarb_vls="0x0 0x1"
 vlarb_weights="0x40 0x40"
-master_guid=""
+# The port(s) the master SM may bind: either UFM node's fabric interface (empty: GUIDs not known yet).
+master_guids=()
+master_hosts=()
 failures=0
 
 ok() { printf 'OK    %s\n' "$*"; }
@@ -54,11 +56,17 @@ if info=$(sminfo "${via[@]}" 2>&1); then
         *SMINFO_MASTER*) ok "master SM: ${info#sminfo: }" ;;
         *) fail "no master SM: $info" ;;
     esac
-    if [ -n "$master_guid" ]; then
-        case "$info" in
-            *"sm guid $master_guid,"*) ok "the master SM binds ufm01's planned port $master_guid" ;;
-            *) fail "the master SM is not ufm01's planned port $master_guid" ;;
-        esac
+    if [ "${#master_guids[@]}" -gt 0 ]; then        found=""
+        for i in "${!master_guids[@]}"; do
+            case "$info" in
+                *"sm guid ${master_guids[$i]},"*) found="${master_hosts[$i]} (${master_guids[$i]})" ;;
+            esac
+        done
+        if [ -n "$found" ]; then
+            ok "the master SM binds the planned port of $found"
+        else
+            fail "the master SM is not the planned port of ufm01 or ufm02 (${master_guids[*]})"
+        fi
     fi
 else
     fail "sminfo failed (${ca:-first CA} port 1): $info"
