@@ -52,3 +52,29 @@ def test_closed_pipe_ends_quietly(args: list[str]) -> None:
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert (proc.wait(timeout=120), err) == (141, "")
+
+
+def test_global_flags_go_before_or_after_the_command(cli) -> None:
+    """`fabgen render --no-color` as well as `fabgen --no-color render`, for every command,
+    and a flag given before the command is not reset by the command's own copy."""
+    import argparse
+
+    from fabgen.cli import COMMANDS
+    from fabgen.cli.parser import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(COMMANDS)
+    for name, command in sub.choices.items():
+        flags = {s for a in command._actions for s in a.option_strings}
+        assert {"--no-color", "--debug", "--version"} <= flags, name
+    for argv in (["render", "--no-color"], ["--no-color", "render"]):
+        args = parser.parse_args(argv)
+        assert (args.no_color, args.debug) == (True, False), argv
+    args = parser.parse_args(["--debug", "plan", "x.yaml", "--no-color"])
+    assert (args.no_color, args.debug) == (True, True)
+    assert parser.parse_args(["plan"]).no_color is False
+    after = cli("validate", str(ROCE), "--no-color", "--debug")
+    assert after.code == 0 and after.out == f"{ROCE}: ok\n"
+    version = cli("diff", "--version")
+    assert version.code == 0 and version.out.startswith("fabgen ")

@@ -17,6 +17,10 @@ EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
 
 
+class UsageError(Exception):
+    """The command line cannot be carried out as given (exit 2); the message says what to do."""
+
+
 class Console:
     """stderr/stdout with colour only on a terminal (and never with NO_COLOR)."""
 

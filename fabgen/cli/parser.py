@@ -31,19 +31,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate every config of a GPU-cluster fabric (cabling, switch QoS, NIC "
                     "scripts, NCCL env, subnet manager, report) from one intent file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"fabgen {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
-    parser.add_argument("--no-color", action="store_true", help="never colour output")
+    global_flags(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        """A subcommand whose description and examples print as written (line breaks kept)."""
-        return sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              **kwargs)
+        """A subcommand whose description and examples print as written (line breaks kept),
+        taking the global flags after its name too (`fabgen render --no-color`)."""
+        p = sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
+                           **kwargs)
+        global_flags(p, default=argparse.SUPPRESS)
+        return p
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show a traceback on errors")
         p.add_argument("--strict", action="store_true",
                        help="treat warnings (dangerous but legal choices) as errors")
         p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
@@ -53,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Validate intents: every error of each file with file:line:col, "
                             "then warnings. Each valid intent is also rendered in memory "
                             "(nothing is written), so an intent that validates renders.")
-    p.add_argument("intents", nargs="+", metavar="INTENT")
+    p.add_argument("intents", nargs="*", metavar="INTENT",
+                   help=f"intent YAML files (default: ./{LOCAL_INTENT})")
     common(p)
 
     p = command("render", help="render all artifacts of an intent", epilog=EPILOG,
@@ -73,13 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
     p.add_argument("--follow-symlinks", action="store_true",
                    help="if DIR is a symbolic link, write at its target (refused otherwise)")
+    p.add_argument("--force", action="store_true",
+                   help="replace DIR even when it holds another fabric's render (its "
+                        "manifest.json names the fabric)")
     p.add_argument("--jobs", "-j", type=jobs_count, metavar="N",
                    help="render with N processes (default: this machine's cores; 1 renders in "
                         "one process); the files are the same for every N")
     common(p)
 
     p = command("plan", help="print switch/cable counts without writing files", epilog=EPILOG)
-    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("intent", nargs="?", metavar="INTENT",
+                   help=f"intent YAML (default: ./{LOCAL_INTENT})")
     common(p)
 
     p = command(
@@ -215,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-diff", action="store_true", help="do not print diffs")
     common(p)
 
-    sub.add_parser("schema", help="print the intent's JSON Schema")
+    command("schema", help="print the intent's JSON Schema",
+            epilog="example:\n  fabgen schema > fabgen-intent.schema.json")
 
     examples = "\n".join(f"  {name:<20} {resources.example_summary(name)}"
                          for name in resources.examples())
@@ -236,6 +241,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing files")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     return parser
+
+
+def global_flags(p: argparse.ArgumentParser, default: Any) -> None:
+    """--version, --debug and --no-color, on the main parser and on every subcommand.
+
+    A subcommand's copies default to SUPPRESS, so they set the value only when given there and
+    never reset what was given before the subcommand (`fabgen --no-color render`)."""
+    p.add_argument("--version", action="version", version=f"fabgen {__version__}")
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="show a traceback on errors")
+    p.add_argument("--no-color", action="store_true", default=default,
+                   help="never colour output")
 
 
 def jobs_count(text: str) -> int:
