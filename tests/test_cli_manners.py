@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,28 @@ def test_global_flags_go_before_or_after_the_command(cli) -> None:
     assert after.code == 0 and after.out == f"{ROCE}: ok\n"
     version = cli("diff", "--version")
     assert version.code == 0 and version.out.startswith("fabgen ")
+
+
+def test_plan_validate_and_render_print_the_same_warnings(cli, tmp_path: Path) -> None:
+    """What `plan` warns about (spines at half their ports, here), `validate` and `render` warn
+    about too, and --strict refuses in all three (render writing nothing)."""
+    intent = _with_warning(tmp_path)  # + the intent's own warning: the PFC watchdog off
+    out = tmp_path / "out"
+    runs = {"plan": cli("--no-color", "plan", str(intent)),
+            "validate": cli("--no-color", "validate", str(intent)),
+            "render": cli("--no-color", "render", str(intent), "-o", str(out))}
+    printed = {name: [line for line in run.err.splitlines() if ": warning: " in line]
+               for name, run in runs.items()}
+    assert printed["plan"] == printed["validate"] == printed["render"], printed
+    assert any("topology.spine: spines use 64 of their 128 ports" in w for w in printed["plan"])
+    assert any("PFC watchdog is off" in w for w in printed["plan"])
+    assert "warning:" not in runs["plan"].out  # said once, on stderr, like the others
+    for name, args in (("plan", ()), ("validate", ()), ("render", ("-o", str(tmp_path / "s")))):
+        strict = cli("--no-color", name, str(intent), "--strict", *args)
+        assert strict.code == 1, name
+        errors = strict.err.splitlines()
+        assert any("topology.spine: spines use 64 of their 128 ports" in e for e in errors)
+        assert not any(": warning: " in e for e in errors), name
+    assert not (tmp_path / "s").exists()
+    data = json.loads(cli("plan", str(intent), "--json").out)
+    assert data["warnings"] == printed["plan"]

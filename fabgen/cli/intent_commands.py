@@ -265,6 +265,8 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     with paused_gc():
         summary = summarize(build(loaded.intent), loaded.intent)
     if args.json:
+        # The intent's warnings, as validate and render print them (file:line:col).
+        summary["warnings"] = [d.render() for d in loaded.warnings]
         print(json.dumps(summary, indent=2))
         return EXIT_OK
     console.diagnostics(loaded.warnings)
@@ -291,7 +293,6 @@ def format_plan(summary: dict[str, Any]) -> str:
         lines.append(f"{role + ':':<14} " + ", ".join(
             f"{k} {v} {net['switch_models'].get(k, '')}".rstrip()
             for k, v in net["switches"].items()) + f", {net['cables']} cables")
-    lines += [f"warning: {w}" for w in summary.get("warnings", [])]
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
 from fabgen.suggest import closest
 from fabgen.topology import sizing
-from fabgen.topology.build import _extra_intent
+from fabgen.topology.build import _extra_intent, plan_warnings
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 
@@ -415,6 +415,8 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     _pools(intent, shape, diags)
     if intent.fabric.transport == "infiniband":
         _lids(intent, shape, diags)
+    if not diags.errors:  # what the plan warns about, once the fabric can be built
+        diags.extend(plan_warnings(intent, shape))
 
 
 # Unicast LIDs of one InfiniBand subnet: 0x0001-0xBFFF (IBA spec vol. 1, 4.1.3 "Local

@@ -230,7 +230,7 @@ def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None 
         "qos": _qos_rows(qos_plan) if roce and qos_plan is not None else [],
         "qos_notes": _qos_notes(qos_plan, lengths) if roce and qos_plan is not None else [],
         "ib": [],
-        "warnings": plan["warnings"],
+        "warnings": [],  # the render's, which the target fills in
         "picture": "report.svg",
     }
 
@@ -287,8 +287,8 @@ class ReportTarget:
         from fabgen.targets import placement  # the scheduler targets' view of the tiers
 
         context["placement"] = placement.report_section(ctx)
-        # Every warning the render printed (the intent's, as on the terminal), then the plan's.
-        context["warnings"] = [*ctx.warnings, *context["warnings"]]
+        # Every warning the render printed, as on the terminal (the plan's are the intent's).
+        context["warnings"] = list(ctx.warnings)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
