@@ -20,7 +20,7 @@ from fabgen.cli.console import (
     Console,
     UsageError,
 )
-from fabgen.errors import Diagnostic, FabgenError
+from fabgen.errors import Diagnostic, FabgenError, one_line
 from fabgen.render import Progress
 
 if TYPE_CHECKING:
@@ -135,7 +135,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
             for label, paths in (("differs", result.changed), ("missing", result.missing),
                                  ("not rendered", result.extra)):
                 for path in paths:
-                    print(f"{dest / path}: {label}", file=sys.stderr)
+                    # A file fabgen did not write may be named anything: one line each.
+                    print(one_line(f"{dest / path}: {label}"), file=sys.stderr)
             if result.ok:
                 console.info(f"{dest}: up to date ({result.files} files)")
             else:
@@ -165,8 +166,8 @@ def _write_notes(console: Console, dest: Path, report: WriteReport) -> None:
                      stream=sys.stderr)
     if report.kept:
         shown = ", ".join(report.kept[:5]) + (" ..." if len(report.kept) > 5 else "")
-        console.info(f"note: {dest}: kept {len(report.kept)} file(s) fabgen did not write: "
-                     f"{shown}", stream=sys.stderr)
+        console.info(one_line(f"note: {dest}: kept {len(report.kept)} file(s) fabgen did not "
+                              f"write: {shown}"), stream=sys.stderr)
 
 
 def _refuse_another_render(dest: Path, loaded: LoadedIntent, builtin: bool) -> None:
@@ -194,7 +195,7 @@ def _refuse_another_render(dest: Path, loaded: LoadedIntent, builtin: bool) -> N
 def _note(text: str) -> None:
     """Which intent was read when none was named: said on stderr even with -q, since a
     quiet run in the wrong directory must still show what it rendered."""
-    print(f"note: {text}", file=sys.stderr)
+    print(one_line(f"note: {text}"), file=sys.stderr)
 
 
 def local_intent() -> Path:
