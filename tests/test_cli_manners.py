@@ -104,3 +104,55 @@ def test_plan_validate_and_render_print_the_same_warnings(cli, tmp_path: Path) -
     assert not (tmp_path / "s").exists()
     data = json.loads(cli("plan", str(intent), "--json").out)
     assert data["warnings"] == printed["plan"]
+
+
+def test_push_without_its_extra_says_how_to_add_it(cli, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip and pipx users both get a command that works: `pipx inject fabgen 'fabgen[push]'`
+    installs the extra's dependencies into fabgen's own venv (pipx 1.18.4, a wheel install)."""
+    monkeypatch.setitem(sys.modules, "nornir", None)  # as if the push extra were missing
+    monkeypatch.delitem(sys.modules, "fabgen.push.runner", raising=False)
+    hosts = tmp_path / "mgmt.yaml"
+    hosts.write_text("{}\n")
+    result = cli("--no-color", "push", str(ROCE), "--hosts", str(hosts))
+    assert result.code == 1
+    assert result.err == ("push needs nornir: install fabgen with the push extra: pip install "
+                          "'fabgen[push]', or for a pipx install: pipx inject fabgen "
+                          "'fabgen[push]'\n")
+
+
+# The main help's examples, run as a pipx user would: in an empty directory, in order.
+def _main_examples() -> list[str]:
+    from fabgen.cli.parser import EPILOG
+
+    lines = EPILOG.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return [line.strip().split("  ")[0] for line in lines if line.startswith("  fabgen ")]
+
+
+def test_main_help_examples_work_outside_the_repository(cli, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    examples = _main_examples()
+    assert examples[0] == "fabgen init" and len(examples) >= 8
+    for example in examples:
+        args = example.split()[1:]
+        if args[0] == "diff":
+            continue  # needs a git history; tests/test_diff.py runs git: sources
+        target = None
+        if ">" in args:
+            args, target = args[:args.index(">")], args[args.index(">") + 1]
+        result = cli("--no-color", *args)
+        assert result.code == 0, (example, result.err)
+        if target:
+            (tmp_path / target).write_text(result.out)
+    assert (tmp_path / "configs" / "pod-a" / "manifest.json").is_file()
+
+
+def test_no_help_names_a_path_of_the_repository(cli) -> None:
+    from fabgen.cli import COMMANDS
+
+    repo_dirs = ("inventories/", "golden/", "tests/", "docs/", "benchmarks/", "templates/",
+                 "schemas/")
+    for command in [None, *COMMANDS]:
+        text = cli(*([command] if command else []), "--help").out
+        assert not [d for d in repo_dirs if d in text], command

@@ -8,11 +8,15 @@ from typing import Any
 from fabgen import __version__, resources
 from fabgen.cli.intent_commands import LOCAL_INTENT
 
+# Every example works as written, in this order, in an empty directory of a pipx install
+# (tests/test_cli_manners.py runs them): no path of fabgen's repository, only files they make.
 EPILOG = """\
 examples:
-  fabgen validate inventories/*.yaml          check intents (exit 1 on any error)
-  fabgen init && fabgen render                write ./fabgen.yaml from an example, render it
-  fabgen render                               render ./fabgen.yaml (else the built-in example)
+  fabgen init                                 write ./fabgen.yaml from a packaged example
+  fabgen validate                             check ./fabgen.yaml (exit 1 on any error)
+  fabgen render                               render ./fabgen.yaml into out/NAME
+  fabgen init ib-ndr-1024 -o pod-a.yaml       another example (fabgen init --help lists them)
+  fabgen validate fabgen.yaml pod-a.yaml      check intents (exit 1 on any error)
   fabgen render pod-a.yaml -o configs/pod-a   render an intent into a directory
   fabgen render pod-a.yaml -o configs/pod-a --check
                                               exit 1 if configs/pod-a differs (CI gate)
