@@ -1,4 +1,5 @@
-"""ANTA target: `verify/anta-catalog.yaml`, the post-deploy checks of every EOS switch.
+"""ANTA target: `verify/anta-catalog.yaml`, the post-deploy checks of every EOS switch, and
+`verify/anta-inventory.yaml`, the inventory of those switches that ANTA runs them against.
 
 ANTA (Arista Network Test Automation, the `anta` package) runs a catalog of tests against an
 inventory of EOS devices. Each test here is scoped to one switch by a tag filter; ANTA tags
@@ -24,9 +25,11 @@ from fabgen.targets import eos
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
-__all__ = ["CATALOG", "TARGET", "AntaTarget", "catalog_data", "catalog_text"]
+__all__ = ["CATALOG", "INVENTORY", "TARGET", "AntaTarget", "catalog_data", "catalog_text",
+           "inventory_data", "inventory_text"]
 
 CATALOG = "verify/anta-catalog.yaml"
+INVENTORY = "verify/anta-inventory.yaml"
 # Egress counters are read per unicast queue: RoCE is unicast, and on Strata switches (7060X6)
 # unicast and multicast queues are separate (see eos.QUEUE_COMMAND).
 _QUEUE_TYPES = ["unicast"]
@@ -37,7 +40,7 @@ _REGEX_SPECIALS = re.compile(r"([.^$*+?{}\[\]\\|()])")
 
 class AntaTarget:
     name = "anta"
-    description = "ANTA test catalog of the EOS switches (verify/anta-catalog.yaml)"
+    description = "ANTA test catalog and inventory of the EOS switches (verify/anta-*.yaml)"
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == "eos" for s in ctx.fabric.switches)
@@ -48,10 +51,35 @@ class AntaTarget:
         switches = list(expected_switches(ctx.index, ctx.qos, platforms=("eos",)))
         data = catalog_data(switches, ctx.qos, ctx.intent.monitoring,
                             underlay.plan(ctx.intent).bfd)
-        return {CATALOG: catalog_text(data, ctx.fabric.name)}
+        return {CATALOG: catalog_text(data, ctx.fabric.name),
+                INVENTORY: inventory_text(inventory_data(switches), ctx.fabric.name)}
 
 
 TARGET = AntaTarget()
+
+
+def inventory_data(switches: list[ExpectedSwitch]) -> dict[str, Any]:
+    """ANTA's inventory (anta/inventory/models.py AntaInventoryInput under the root key
+    `anta_inventory`): one host per EOS switch, named as the switch, so the catalog's tag
+    filters (the switch's name, which ANTA adds to each device's tags) select it; tagged with
+    its role too (`anta nrfu --tags spine`).
+
+    `host` is the switch's name: the intent holds no management addresses (push reads them
+    from --hosts, gnmic's targets are the names too). No credentials: ANTA takes them from
+    its command line or environment."""
+    return {"anta_inventory": {"hosts": [
+        {"name": sw.name, "host": sw.name, "tags": [sw.role]} for sw in switches]}}
+
+
+def inventory_text(data: dict[str, Any], fabric: str) -> str:
+    header = (f"# fabgen: ANTA inventory of {fabric}'s EOS switches, for the catalog beside it.\n"
+              "# host is each switch's name: resolve it in DNS or /etc/hosts, or replace it by\n"
+              "# the switch's management address (the intent has none). Credentials are never\n"
+              "# written here: give them to ANTA (--username, --prompt, or ANTA_USERNAME and\n"
+              "# ANTA_PASSWORD).\n"
+              "#   anta nrfu --inventory verify/anta-inventory.yaml "
+              "--catalog verify/anta-catalog.yaml table\n")
+    return header + yaml_text(data, width=100)
 
 
 def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: MonitoringSpec,
@@ -137,9 +165,11 @@ def _watchdog_lines(plan: QosPlan) -> list[str]:
 
 def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
     header = (f"# fabgen: ANTA catalog of {fabric}'s EOS switches; every test is tagged with the\n"
-              "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
-              "# devices like the switches (ANTA tags each device with its name):\n"
-              "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory inventory.yml table\n")
+              "# switch it checks. Run after the push, with verify/anta-inventory.yaml (or an\n"
+              "# inventory that names the devices like the switches: ANTA tags each device with\n"
+              "# its name):\n"
+              "#   anta nrfu --catalog verify/anta-catalog.yaml --inventory "
+              "verify/anta-inventory.yaml table\n")
     # The document is {module: [tests]}, keys sorted. Each test is written on its own (as a
     # one-item list: a block sequence under a key is not indented, so an item reads the same
     # at the top level): the node tree of the whole catalog took 300 MB at 528 switches.

@@ -47,7 +47,8 @@ def howto_markdown(ctx: RenderContext) -> str:
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
         lines.append("- EOS: `anta nrfu --catalog verify/anta-catalog.yaml --inventory "
-                     "inventory.yml table` (ANTA inventory named like the switches): status, "
+                     "verify/anta-inventory.yaml table` (each switch reached at its name: "
+                     "resolve it or put its management address in the inventory): status, "
                      "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", PFC/ECN counters, "
                      "lossless-queue drops, watchdog settings.")
     lines += ["", "While jobs run:", ""]
