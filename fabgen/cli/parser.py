@@ -112,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check-cabling", help="check a cabling sheet against the invariants and the plan",
         description="Read a cabling sheet (fabgen's cabling.csv or cabling.json, e.g. after a "
                     "field team edited it) and report asymmetric uplinks, reused ports, rail "
-                    "misalignment, and cables missing from or added to the plan of INTENT.",
+                    "misalignment, two cables swapped (their rows, where to exchange them), and "
+                    "cables missing from or added to the plan of INTENT, with the sheet's row "
+                    "numbers and port names.",
         epilog="example:\n  fabgen check-cabling pod-a.yaml as-built/cabling.csv\n\n"
                "exit codes: 0 no finding, 1 findings or invalid input")
     p.add_argument("intent", metavar="INTENT")
