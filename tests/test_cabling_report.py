@@ -66,7 +66,7 @@ EXTRA: dict[str, dict[str, Any]] = {
         "fabric": {"transport": "roce", "speed": "100G"},
         "cluster": {"nodes": 16, "node": {"nic": "connectx-6", "nics": 4}},
         "topology": {"leaf": {"model": "sn4600c"}},
-        "platforms": {"leaf": "sonic", "spine": "eos"},
+        "platforms": {"leaf": "sonic", "spine": "nvue"},  # EOS runs on no SN4600C
     },
     "roce-custom": {
         "name": "roce-custom",
