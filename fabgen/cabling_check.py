@@ -6,7 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,24 @@ def read_rows(path: Path, limit: int = SHEET_FLOOR_BYTES) -> list[dict[str, Any]
 REQUIRED = ("kind", "a_device", "a_port", "z_device", "z_port")
 
 
-def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> list[Link]:
-    """Rows back to Links, port names back to port numbers, by the plan's own naming."""
+@dataclass(frozen=True, slots=True)
+class SheetCable:
+    """One row of the sheet: where it is (a CSV row as a spreadsheet numbers it, the header
+    being row 1; a JSON sheet's cable, from 1), the cable as a Link, and its ports as the sheet
+    names them (what a field team looks for on the panel)."""
+
+    where: str
+    link: Link
+    a_port: str
+    z_port: str
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        return f"{self.link.a_device} {self.a_port}", f"{self.link.z_device} {self.z_port}"
+
+
+def cables_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> list[SheetCable]:
+    """Rows back to cables, port names back to port numbers, by the plan's own naming."""
     if not rows:
         raise CablingFileError(f"{source}: no cables")
     missing = [c for c in REQUIRED if c not in rows[0]]
@@ -68,44 +85,84 @@ def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> 
             switch_ports[sw.name, switch_port_name(sw, port)] = port
     host_ports = {(h.name, p.rdma_device): p.dev
                   for h in (*fabric.hosts, *fabric.sm_hosts) for p in h.ports}
-    links: list[Link] = []
-    for n, row in enumerate(rows, start=2 if source.endswith(".csv") else 1):
-        where = f"{source}: {'line' if source.endswith('.csv') else 'cable'} {n}"
+    csv_sheet = not source.endswith(".json")
+    cables: list[SheetCable] = []
+    for n, row in enumerate(rows, start=2 if csv_sheet else 1):
+        where = f"{'row' if csv_sheet else 'cable'} {n}"
         try:
             kind = row["kind"]
             a_dev, z_dev = str(row["a_device"]), str(row["z_device"])
             a_name, z_name = str(row["a_port"]), str(row["z_port"])
         except KeyError as exc:
-            raise CablingFileError(f"{where}: missing column {exc}") from None
+            raise CablingFileError(f"{source}: {where}: missing column {exc}") from None
         ends: list[int] = []
         host_end = kind in ("node-leaf", "sm-leaf")
         for dev, name, table in ((a_dev, a_name, host_ports if host_end else switch_ports),
                                  (z_dev, z_name, switch_ports)):
             found = table.get((dev, name))
             if found is None:
-                raise CablingFileError(f"{where}: {dev} has no port {name!r} in the plan")
+                raise CablingFileError(f"{source}: {where}: {dev} has no port {name!r} in the "
+                                       "plan")
             ends.append(found)
         plane = fabric.by_name[z_dev].plane if z_dev in fabric.by_name else 0
-        links.append(Link(id=str(row.get("id") or f"row{n}"), kind=kind, a_device=a_dev,
-                          a_port=ends[0], z_device=z_dev, z_port=ends[1],
-                          speed_gbps=fabric.speed_gbps, plane=int(row.get("plane", plane)),
-                          media=str(row.get("media", ""))))
-    return links
+        link = Link(id=str(row.get("id") or f"row{n}"), kind=kind, a_device=a_dev,
+                    a_port=ends[0], z_device=z_dev, z_port=ends[1],
+                    speed_gbps=fabric.speed_gbps, plane=int(row.get("plane", plane)),
+                    media=str(row.get("media", "")))
+        cables.append(SheetCable(where, link, a_name, z_name))
+    return cables
 
 
-def compare(planned: Fabric, actual: list[Link]) -> list[Finding]:
-    """Cables the plan has and the sheet lacks, and the reverse, by their two ends."""
-    def ends(link: Link) -> tuple[tuple[str, int], tuple[str, int]]:
-        return (link.a_device, link.a_port), (link.z_device, link.z_port)
+def links_from_rows(fabric: Fabric, rows: list[dict[str, Any]], source: str) -> list[Link]:
+    """The sheet's cables as Links (see cables_from_rows)."""
+    return [c.link for c in cables_from_rows(fabric, rows, source)]
 
-    plan = {ends(link): link for link in (*planned.links, *planned.sm_links)}
-    sheet = {ends(link): link for link in actual}
-    out = [Finding("missing", f"planned cable {link.id} {link.a_device}:{link.a_port} - "
-                   f"{link.z_device}:{link.z_port} is not in the sheet")
-           for key, link in plan.items() if key not in sheet]
-    out += [Finding("unplanned", f"cable {link.id} {link.a_device}:{link.a_port} - "
-                    f"{link.z_device}:{link.z_port} is not in the plan")
-            for key, link in sheet.items() if key not in plan]
+
+End = tuple[str, int]
+
+
+def _ends(link: Link) -> tuple[End, End]:
+    return (link.a_device, link.a_port), (link.z_device, link.z_port)
+
+
+def compare(planned: Fabric, sheet: list[SheetCable]) -> list[Finding]:
+    """The sheet against the plan, by each cable's two ends: two cables that exchanged an end
+    (a swap, the commonest field mistake) as one finding naming both rows, then cables the
+    plan has and the sheet lacks, then the reverse. Ports as the sheet names them."""
+    plan = {_ends(link): link for link in (*planned.links, *planned.sm_links)}
+    found = {_ends(c.link) for c in sheet}
+    missing = {key: link for key, link in plan.items() if key not in found}
+    unplanned = [c for c in sheet if _ends(c.link) not in plan]
+    missing_at_a: dict[End, Link] = {link_a: link for (link_a, _), link in missing.items()}
+    unplanned_at_z: dict[End, list[SheetCable]] = {}
+    for c in unplanned:
+        unplanned_at_z.setdefault(_ends(c.link)[1], []).append(c)
+    out: list[Finding] = []
+    swapped: set[int] = set()  # ids of the sheet cables a swap explains
+    for one in unplanned:
+        if id(one) in swapped:
+            continue
+        (a1, z_one) = _ends(one.link)
+        p1 = missing_at_a.get(a1)  # what a1 should reach: z1
+        if p1 is None:
+            continue
+        z1 = (p1.z_device, p1.z_port)
+        for two in unplanned_at_z.get(z1, []):
+            a2 = _ends(two.link)[0]
+            p2 = missing.get((a2, z_one))
+            if id(two) in swapped or two is one or p2 is None:
+                continue
+            swapped.update((id(one), id(two)))
+            del missing[_ends(p1)], missing[_ends(p2)]
+            out.append(Finding("swapped", _swap_message(one, two, p1, p2)))
+            break
+    named = _plan_names(planned) if missing else lambda device, port: f"{device} {port}"
+    out += [Finding("missing", f"planned cable {link.id} {named(link.a_device, link.a_port)} - "
+                    f"{named(link.z_device, link.z_port)} is not in the sheet")
+            for link in missing.values()]
+    out += [Finding("unplanned", f"{c.where}: cable {c.link.id} {c.ends[0]} - {c.ends[1]} is "
+                    "not in the plan")
+            for c in unplanned if id(c) not in swapped]
     return out
 
 
@@ -120,7 +177,7 @@ def panel_findings(fabric: Fabric, rows: list[dict[str, Any]], links: list[Link]
     out: list[Finding] = []
     first = 2 if source.endswith(".csv") else 1
     for n, (row, link) in enumerate(zip(rows, links, strict=True), start=first):
-        where = f"{source}: {'line' if source.endswith('.csv') else 'cable'} {n}"
+        where = f"{source}: {'row' if source.endswith('.csv') else 'cable'} {n}"
         host_end = link.kind in ("node-leaf", "sm-leaf")
         for col, dev, port, name in (("a_panel", link.a_device, link.a_port, row["a_port"]),
                                      ("z_panel", link.z_device, link.z_port, row["z_port"])):
@@ -137,12 +194,36 @@ def panel_findings(fabric: Fabric, rows: list[dict[str, Any]], links: list[Link]
     return out
 
 
+def _swap_message(one: SheetCable, two: SheetCable, p1: Link, p2: Link) -> str:
+    """Rows `one` and `two` reach each other's planned far ends: say where to exchange them."""
+    (a1, z1), (a2, z2) = one.ends, two.ends
+    fix = (f"exchange them at {one.link.z_device}" if one.link.z_device == two.link.z_device
+           else f"exchange their plugs at {z1} and {z2}")
+    return (f"{one.where} and {two.where} are swapped: {a1} reaches {z1} and {a2} reaches {z2}, "
+            f"planned the other way round ({p1.id} {a1} - {z2}, {p2.id} {a2} - {z1}); {fix}")
+
+
+def _plan_names(fabric: Fabric) -> Callable[[str, int], str]:
+    """A planned cable's end as fabgen's cabling.csv names it: device and port name."""
+    host_ports = {(h.name, p.dev): p.rdma_device
+                  for h in (*fabric.hosts, *fabric.sm_hosts) for p in h.ports}
+
+    def named(device: str, port: int) -> str:
+        switch = fabric.by_name.get(device)
+        if switch is not None:
+            return f"{device} {switch_port_name(switch, port)}"
+        return f"{device} {host_ports.get((device, port), port)}"
+
+    return named
+
+
 def check_file(fabric: Fabric, path: Path) -> list[Finding]:
     """Invariant findings of the sheet as cabled, its differences from the plan, then rows
     whose panel columns contradict their ports."""
     rows = read_rows(path, sheet_limit(fabric))
-    links = links_from_rows(fabric, rows, str(path))
+    cables = cables_from_rows(fabric, rows, str(path))
+    links = [c.link for c in cables]
     as_cabled = replace(fabric, links=tuple(x for x in links if x.kind != "sm-leaf"),
                         sm_links=tuple(x for x in links if x.kind == "sm-leaf"), extras=())
-    return (check_fabric(as_cabled) + compare(fabric, links)
+    return (check_fabric(as_cabled) + compare(fabric, cables)
             + panel_findings(fabric, rows, links, str(path)))

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
 Severity = Literal["error", "warning"]
 Loc = tuple[str | int, ...]
+
+
+# Unicode categories that break a line or hide what it says: controls (C0, DEL, C1 with NEL
+# U+0085), format characters (bidi overrides, zero-width), line and paragraph separators
+# (U+2028, U+2029), surrogates.
+_UNSHOWN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def one_line(text: str) -> str:
+    """`text` as one line, whatever a user value in it holds: each line break or control
+    character is shown as its Python escape (\\n, \\x85, \\u2028, \\x1b), so one error
+    is one line, starting with its file name, in a terminal, a CI log or an editor."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _UNSHOWN else c for c in text)
 
 
 def format_loc(loc: Loc) -> str:
@@ -47,7 +63,7 @@ class Diagnostic:
         text = f"{where}{sev}{path}{self.message}"
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return one_line(text)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.file or "", self.line or 0, self.col or 0, self.message)

@@ -148,6 +148,17 @@ def _manifest_of(directory: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and "fabgen_version" in data else None
 
 
+def rendered_intent(dest: Path) -> tuple[str, str] | None:
+    """(name, sha256) of the intent whose render `dest` holds, from its manifest; None when
+    `dest` holds no render (or a manifest that does not say)."""
+    manifest = _manifest_of(dest)
+    intent = manifest.get("intent") if manifest is not None else None
+    if not isinstance(intent, dict):
+        return None
+    name, digest = intent.get("name"), intent.get("sha256")
+    return (name, digest) if isinstance(name, str) and isinstance(digest, str) else None
+
+
 def holds_full_render(dest: Path) -> bool:
     manifest = _manifest_of(dest)
     return manifest is not None and "partial" not in manifest

@@ -123,13 +123,13 @@ ITEMS_PER_JOB = 8
 
 
 def context(intent: Intent, base_dir: Path | None,
-            warnings: tuple[str, ...] = ()) -> RenderContext:
+            warnings: tuple[str, ...] = (), intent_sha256: str = "") -> RenderContext:
     """Build and plan the fabric; the context (and its index) every target renders from.
     A RoCE fabric's measured cable lengths are read here, once, so a bad sheet is reported
     before any file is written (forked workers inherit them)."""
     ctx = RenderContext(intent=intent, fabric=build(intent),
                         qos=qos.plan(intent) if intent.fabric.transport == "roce" else None,
-                        base_dir=base_dir, warnings=warnings)
+                        base_dir=base_dir, warnings=warnings, intent_sha256=intent_sha256)
     if ctx.qos is not None:
         ctx.derived(cable_lengths.cable_lengths)
     return ctx
@@ -184,12 +184,12 @@ _SPOOL: jobs_module.Spool | None = None
 
 
 def _init_worker(intent: Intent, base_dir: Path | None, warnings: tuple[str, ...],
-                 spool: jobs_module.Spool) -> None:
+                 intent_sha256: str, spool: jobs_module.Spool) -> None:
     global _CONTEXT, _SPOOL
     _SPOOL = spool
     if _CONTEXT is None:  # spawned: nothing was inherited
         gc.disable()  # as the parent renders (jobs.paused_gc); the process ends with the pool
-        _CONTEXT = context(intent, base_dir, warnings)
+        _CONTEXT = context(intent, base_dir, warnings, intent_sha256)
 
 
 def _render_in_worker(numbered: tuple[int, WorkItem]) -> jobs_module.Spooled:
@@ -213,7 +213,7 @@ def _rendered(ctx: RenderContext, items: list[WorkItem],
     results = jobs_module.ordered_map(_render_in_worker, enumerate(items), jobs,
                                       initializer=_init_worker,
                                       initargs=(ctx.intent, ctx.base_dir, ctx.warnings,
-                                                spool))
+                                                ctx.intent_sha256, spool))
     try:
         try:
             first = next(results, None)
@@ -249,7 +249,8 @@ def render_iter(loaded: LoadedIntent, only: Iterable[str] | None = None,
     names = select(only)
     with jobs_module.paused_gc():
         try:
-            ctx = context(intent, Path(loaded.source.path).parent, warning_lines(loaded))
+            ctx = context(intent, Path(loaded.source.path).parent, warning_lines(loaded),
+                          loaded.source.sha256)
         except FabgenError as exc:  # a file the intent names (qos.cable_lengths_file)
             raise FabgenError([d if d.file else loaded.source.place(d)
                                for d in exc.diagnostics]) from None

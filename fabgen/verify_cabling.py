@@ -22,6 +22,7 @@ from typing import Literal
 
 from fabgen import user_files
 from fabgen.catalog.ports import switch_panel
+from fabgen.errors import one_line
 from fabgen.targets.ibnetdiscover import MAX_BYTES as IBND_MAX_BYTES
 from fabgen.targets.ibnetdiscover import (
     Discovery,
@@ -318,7 +319,9 @@ def format_findings(findings: Iterable[Finding], *, cables: int | None = None) -
     counts = Counter(f.kind for f in items)
     summary = ", ".join(f"{counts[k]} {k}" for k in _KIND_ORDER if counts[k])
     noun = "finding" if len(items) == 1 else "findings"
-    return f"{len(items)} {noun}: {summary}\n" + "".join(f"  {f.message}\n" for f in items)
+    # A message may echo a node description from the file: one finding, one line.
+    return f"{len(items)} {noun}: {summary}\n" + "".join(f"  {one_line(f.message)}\n"
+                                                          for f in items)
 
 
 def verify_file(

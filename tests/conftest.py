@@ -52,6 +52,19 @@ def require_tool(*names: str) -> None:
         _missing(f"missing tool(s): {', '.join(missing)}")
 
 
+def require_fonts(*families: str) -> None:
+    """Skip when fontconfig lacks a font family, unless FABGEN_REQUIRE_TOOLS=1 (CI), then fail."""
+    require_tool("fc-list")
+    import subprocess
+
+    listed = subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True,
+                            check=True).stdout
+    known = {name.strip() for line in listed.splitlines() for name in line.split(",")}
+    missing = [f for f in families if f not in known]
+    if missing:
+        _missing(f"missing font(s): {', '.join(missing)}")
+
+
 def require_data(env: str, fallback: Path, what: str, children: tuple[str, ...] = ()) -> Path:
     """A directory of test data that is not in this repository: $`env` when set, else
     `fallback` (beside the checkout) where it exists. Missing: a skip naming the variable,

@@ -228,3 +228,40 @@ def test_check_script_clears_counters_before_the_traffic_and_the_catalog(
     failed = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "true"],
                             env={**env, "NRFU_EXIT": "1"}, capture_output=True, check=False)
     assert failed.returncode == 1
+
+
+def test_inventory_parses_with_anta_and_runs_the_whole_catalog(tmp_path: Path) -> None:
+    """verify/anta-inventory.yaml loads with ANTA's own inventory parser: one device per EOS
+    switch (the NVUE spines are not ANTA's), reached at the switch's name, tagged with its role
+    and, by ANTA, its name; every test of the catalog selects exactly one of them by its tag
+    filter, and every device gets tests. The file holds no credential of any kind."""
+    from anta.inventory import AntaInventory
+
+    files = render(load(MIXED), only=["anta"])
+    path = tmp_path / "inventory.yaml"
+    path.write_text(files[anta_target.INVENTORY])
+    username, password = "fabgen-user", "pw-never-in-the-file"
+    inventory = AntaInventory.parse(path, username=username, password=password)
+    fabric = build(load(MIXED).intent)
+    eos = [s for s in fabric.switches if s.platform == "eos"]
+    assert list(inventory) == [s.name for s in eos]
+    for sw in eos:
+        device = inventory[sw.name]
+        assert device.tags == {sw.name, sw.role}
+        assert device._keys == (sw.name, 443)  # (host, eAPI port): ANTA's https default
+    catalog = _catalog(tmp_path)
+    for test in catalog.tests:
+        assert test.inputs.filters is not None and test.inputs.filters.tags is not None
+        assert len([d for d in inventory.values()
+                    if d.tags & test.inputs.filters.tags]) == 1, test
+    catalog.build_indexes()  # ANTA's own selection of tests by device tags
+    for device in inventory.values():
+        assert catalog.get_tests_by_tags(device.tags), device.name
+    text = files[anta_target.INVENTORY]
+    assert username not in text and password not in text
+    import yaml
+
+    data = yaml.safe_load(text)
+    assert list(data) == ["anta_inventory"] and list(data["anta_inventory"]) == ["hosts"]
+    assert {key for host in data["anta_inventory"]["hosts"] for key in host} == {
+        "name", "host", "tags"}

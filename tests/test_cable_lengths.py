@@ -32,7 +32,8 @@ fabric: {{transport: roce, speed: 400G}}
 cluster:
   nodes: 8
 topology:
-  leaf: {{model: sn5600, breakout: 2x400G}}
+  leaf: {{model: {leaf_model}, breakout: 2x400G}}
+  spine: {{model: {spine_model}, breakout: 2x400G}}
 qos:
   cable_length_m: 5
   fabric_cable_length_m: 100
@@ -48,7 +49,10 @@ def _files(tmp: Path, *, mode: str = "traditional", extra: str = "", leaf: str =
     if sheet is not None:
         (tmp / "measured.csv").write_text(sheet, encoding="utf-8")
     path = tmp / "pod.yaml"
-    path.write_text(INTENT.format(mode=mode, extra=extra, leaf=leaf, spine=spine),
+    # Each OS on a switch it runs on: EOS on Arista's 7060X6, SONiC and NVUE on the SN5600.
+    models = {p: "7060x6-64pe" if p == "eos" else "sn5600" for p in (leaf, spine)}
+    path.write_text(INTENT.format(mode=mode, extra=extra, leaf=leaf, spine=spine,
+                                  leaf_model=models[leaf], spine_model=models[spine]),
                     encoding="utf-8")
     return render(load(path))
 
@@ -216,7 +220,7 @@ def test_a_sheet_outside_the_directory_through_a_link_is_refused(tmp_path: Path)
     pod = tmp_path / "pod"
     pod.mkdir()
     (pod / "measured.csv").symlink_to(outside)
-    (pod / "pod.yaml").write_text(INTENT.format(
+    (pod / "pod.yaml").write_text(INTENT.format(leaf_model="sn5600", spine_model="sn5600",
         mode="auto", extra="  cable_lengths_file: measured.csv\n", leaf="sonic",
         spine="sonic"), encoding="utf-8")
     with pytest.raises(FabgenError, match="leads outside the intent's directory"):
@@ -242,8 +246,8 @@ def test_lengths_parse_rounding_up() -> None:
 
 def test_no_lengths_given_means_every_cable_has_its_class_length(tmp_path: Path) -> None:
     path = tmp_path / "pod.yaml"
-    path.write_text(INTENT.format(mode="auto", extra="", leaf="sonic", spine="sonic"),
-                    encoding="utf-8")
+    path.write_text(INTENT.format(leaf_model="sn5600", spine_model="sn5600", mode="auto",
+                                  extra="", leaf="sonic", spine="sonic"), encoding="utf-8")
     intent = load(path).intent
     ctx = RenderContext(intent=intent, fabric=build(intent), qos=qos_plan(intent))
     lengths = ctx.derived(cable_lengths.cable_lengths)
@@ -271,9 +275,10 @@ def test_a_sonic_switch_without_a_vendor_model_says_not_sized(tmp_path: Path) ->
     measured length too) and no headroom of its own, and the report says NOT SIZED with the
     reason; config_db.json is JSON, so the report is where it is said."""
     path = tmp_path / "pod.yaml"
-    path.write_text(INTENT.format(mode="auto", extra=_inline(
+    path.write_text(INTENT.format(leaf_model="sn5600", spine_model="sn5600", mode="auto",
+                                  extra=_inline(
         f"{{cable: {HOST_CABLE}, length_m: 30}}"), leaf="sonic", spine="sonic").replace(
-        "leaf: {model: sn5600, breakout: 2x400G}",
+        "leaf: {model: sn5600, breakout: 2x400G}\n  spine: {model: sn5600, breakout: 2x400G}",
         "leaf: {ports: 64, speed: 400G}\n  spine: {model: th5-51t, breakout: 2x400G}"),
         encoding="utf-8")
     files = render(load(path))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from fabgen import catalog
 from fabgen.catalog.ports import cage_of, native_lanes, port_name, switch_port_name
@@ -65,7 +66,7 @@ EXTRA: dict[str, dict[str, Any]] = {
         "fabric": {"transport": "roce", "speed": "100G"},
         "cluster": {"nodes": 16, "node": {"nic": "connectx-6", "nics": 4}},
         "topology": {"leaf": {"model": "sn4600c"}},
-        "platforms": {"leaf": "sonic", "spine": "eos"},
+        "platforms": {"leaf": "sonic", "spine": "nvue"},  # EOS runs on no SN4600C
     },
     "roce-custom": {
         "name": "roce-custom",
@@ -302,7 +303,7 @@ def test_summary_matches_recount(case: str) -> None:
     assert list(plan) == ["name", "transport", "speed_gbps", "nodes", "gpus", "tiers", "planes",
                           "rails", "scalable_units", "su_size", "switches", "switch_models",
                           "cables", "transceivers", "oversubscription", "bisection_gbps",
-                          "networks", "warnings", *(["sm_hosts"] if ib else [])]
+                          "networks", *(["sm_hosts"] if ib else [])]
     assert plan["networks"] == {
         e.role: {"transport": e.transport, "speed_gbps": e.speed_gbps,
                  "switches": dict(Counter(s.role for s in e.switches)),
@@ -429,16 +430,20 @@ def test_report_has_bom_numbers(case: str) -> None:
         assert "## InfiniBand bring-up" in md
         for host in fabric.sm_hosts:
             assert f"| {host.name} | " in md
-    for warning in fabric.warnings:
-        assert f"- {warning}" in lines
     assert "{{" not in md and "{%" not in md
 
 
-def test_report_notes_partial_unit_warning() -> None:
-    _, fabric = _get("ib-3tier-partial")
-    assert fabric.warnings
-    md = _render("ib-3tier-partial")["report.md"]
-    assert "## Warnings" in md and "None." not in md.split("## Warnings")[1]
+def test_report_notes_partial_unit_warning(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The plan's warning about a partial unit is the intent's: printed, and in the report."""
+    path = tmp_path / "partial.yaml"
+    path.write_text(yaml.safe_dump(EXTRA["ib-3tier-partial"]), encoding="utf-8")
+    run = cli("--no-color", "render", str(path), "-o", str(tmp_path / "out"), "--only", "report")
+    assert run.code == 0, run.err
+    printed = [line for line in run.err.splitlines() if "warning: cluster.nodes: scalable unit"
+               in line]
+    assert len(printed) == 1, run.err
+    section = (tmp_path / "out" / "report.md").read_text().split("## Warnings")[1]
+    assert f"- {printed[0].replace(f'{tmp_path}/', '')}" in section.splitlines()
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -327,7 +327,7 @@ def test_render_into_a_directory_whose_manifest_is_a_fifo(tmp_path: Path) -> Non
     (work / "pod.yaml").write_text(ROCE, encoding="utf-8")
     (work / "out").mkdir()
     os.mkfifo(work / "out" / "manifest.json")
-    code, rss, err = _fabgen(["render", "pod.yaml", "-o", "out"], work)
+    code, rss, err = _fabgen(["render", "-q", "pod.yaml", "-o", "out"], work)
     _check(code, rss, err, "error: ")
     assert "was not written by fabgen" in err
     assert [p.name for p in (work / "out").iterdir()] == ["manifest.json"]

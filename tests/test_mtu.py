@@ -21,13 +21,16 @@ cluster:
   node: {model: hgx-h100, gpus: 8, nics: 8, nic: connectx-7, nic_ports: 1}
 topology:
   leaf: {model: LEAF}
-  spine: {model: sn5600}
+  spine: {model: SPINE}
 """
 
 
-def intent(tmp_path: Path, platforms: str, qos_yaml: str = "", leaf: str = "sn5600") -> Path:
+def intent(tmp_path: Path, platforms: str, qos_yaml: str = "", leaf: str = "sn5600",
+           spine: str | None = None) -> Path:
+    """Spines of the leaf's model unless given (an EOS spine must be an Arista switch)."""
     path = tmp_path / "t.yaml"
-    path.write_text(BASE.replace("LEAF", leaf) + f"platforms: {platforms}\n" + qos_yaml)
+    path.write_text(BASE.replace("LEAF", leaf).replace("SPINE", spine or leaf)
+                    + f"platforms: {platforms}\n" + qos_yaml)
     return path
 
 
@@ -38,15 +41,15 @@ def test_platform_maxima_are_the_vendors() -> None:
         {"sonic": 9216, "nvue": 9216, "eos": 9214}
 
 
-@pytest.mark.parametrize(("platforms", "leaf", "mtu"), [
-    ("{leaf: eos}", "7060x6-64pe", 9214),  # all EOS: was refused, "9216 is above ... eos"
-    ("{leaf: eos, spine: nvue}", "7060x6-64pe", 9214),  # the lowest of the platforms used
-    ("{leaf: sonic}", "sn5600", 9216),
-    ("{leaf: nvue, spine: sonic}", "sn5600", 9216),
+@pytest.mark.parametrize(("platforms", "leaf", "spine", "mtu"), [
+    ("{leaf: eos}", "7060x6-64pe", None, 9214),  # all EOS: was refused, "9216 is above ... eos"
+    ("{leaf: eos, spine: nvue}", "7060x6-64pe", "sn5600", 9214),  # the lowest of those used
+    ("{leaf: sonic}", "sn5600", None, 9216),
+    ("{leaf: nvue, spine: sonic}", "sn5600", None, 9216),
 ])
 def test_mtu_default_is_the_lowest_platform_maximum(tmp_path: Path, platforms: str, leaf: str,
-                                                    mtu: int) -> None:
-    loaded = load(intent(tmp_path, platforms, leaf=leaf))
+                                                    spine: str | None, mtu: int) -> None:
+    loaded = load(intent(tmp_path, platforms, leaf=leaf, spine=spine))
     plan = qos.plan(loaded.intent)
     assert (plan.mtu, plan.host_mtu) == (mtu, 9000)
     files = render(loaded, only=["report", "resolved"])

@@ -39,8 +39,8 @@ cluster:
   node: {model: generic, gpus: 4, nics: 4, nic: connectx-7, nic_ports: 1}
 topology:
   style: rail-optimized
-  leaf: {model: sn5600, breakout: 2x400G}
-  spine: {model: sn5600, breakout: 2x400G}
+  leaf: {model: LEAFMODEL, breakout: 2x400G}
+  spine: {model: 7060x6-64pe, breakout: 2x400G}
 qos: {mtu: 9100, host_mtu: 9000}
 platforms: {leaf: LEAF, spine: eos}
 """
@@ -112,7 +112,9 @@ class Lab:
     def __init__(self, tmp: Path, eos_key: paramiko.PKey, leaf: str = "sonic") -> None:
         self.tmp, self.eos_key = tmp, eos_key
         self.intent = tmp / "tiny.yaml"
-        self.intent.write_text(INTENT.replace("LEAF", leaf))
+        # The OS runs on its own vendor's switch: EOS on Arista, SONiC/NVUE on Spectrum.
+        model = "7060x6-64pe" if leaf == "eos" else "sn5600"
+        self.intent.write_text(INTENT.replace("LEAFMODEL", model).replace("LEAF", leaf))
         self.loaded = load(self.intent)
         self.fabric = build(self.loaded.intent)
         self.render_dir = tmp / "out" / "tiny"

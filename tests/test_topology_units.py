@@ -81,4 +81,6 @@ def test_min_spines_that_cannot_be_met_is_a_warning() -> None:
     # (qos.check also warns that the intent gives no cable lengths)
     assert [d.message for d in diags.warnings if d.loc[:1] != ("qos",)] == [
         "min_spines 8 cannot be met: each leaf has 4 uplinks, so at most 4 spines per plane "
-        "get equal links"]
+        "get equal links",
+        "spines use 4 of their 8 ports: the fabric can grow to twice its size on these spines, "
+        "or fewer/smaller spines would do"]

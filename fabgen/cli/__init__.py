@@ -17,6 +17,7 @@ from fabgen.cli.console import (
     EXIT_INVALID,
     EXIT_USAGE,
     Console,
+    UsageError,
     closed_stdout,
     one_line,
 )
@@ -59,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for diag in exc.diagnostics:
             console.diagnostic(diag)
         return EXIT_INVALID
+    except UsageError as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
     except KeyboardInterrupt:
         console.error("interrupted")
         return 130

@@ -16,6 +16,7 @@ from fabgen.cli.console import (
     EXIT_USAGE,
     Console,
 )
+from fabgen.errors import one_line
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
@@ -48,10 +49,10 @@ def cmd_check_cabling(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print(json.dumps([{"code": f.code, "message": f.message} for f in findings], indent=2))
     elif not args.quiet:
-        for f in findings:
-            print(f"{args.sheet}: {f.code}: {f.message}")
-        print(f"{args.sheet}: {len(findings)} finding(s)" if findings
-              else f"{args.sheet}: matches the plan")
+        for f in findings:  # the sheet's own text is echoed: one finding, one line
+            print(one_line(f"{args.sheet}: {f.code}: {f.message}"))
+        print(one_line(f"{args.sheet}: {len(findings)} finding(s)" if findings
+                       else f"{args.sheet}: matches the plan"))
     return EXIT_INVALID if findings else EXIT_OK
 
 

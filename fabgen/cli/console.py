@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 from fabgen.errors import Diagnostic
+from fabgen.errors import one_line as escaped
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_BUG = 3  # fabgen's own bug (never an input error: those are exit 1 with file:line:col)
 EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
 EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
+
+
+class UsageError(Exception):
+    """The command line cannot be carried out as given (exit 2); the message says what to do."""
 
 
 class Console:
@@ -44,12 +50,14 @@ class Console:
             print(text, file=stream or sys.stdout)
 
     def error(self, text: str) -> None:
-        print(self._paint(f"error: {text}", "31"), file=sys.stderr)
+        # Messages echo user text (a path, a device name from a sheet): one error, one line.
+        print(self._paint(f"error: {escaped(text)}", "31"), file=sys.stderr)
 
 
 def one_line(text: str, limit: int = 500) -> str:
-    """An error as one readable line, however long or multi-line the exception's text."""
-    text = " ".join(text.split())
+    """An exception's text as one readable line, however long or multi-line: its own line
+    breaks become spaces (a traceback-like message reads on), any control left is escaped."""
+    text = escaped(re.sub(r"[ \t\r\n]+", " ", text).strip())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

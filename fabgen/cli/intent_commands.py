@@ -18,8 +18,9 @@ from fabgen.cli.console import (
     EXIT_OK,
     EXIT_USAGE,
     Console,
+    UsageError,
 )
-from fabgen.errors import Diagnostic, FabgenError
+from fabgen.errors import Diagnostic, FabgenError, one_line
 from fabgen.render import Progress
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
     results: list[dict[str, Any]] = []
     status = EXIT_OK
-    for path in args.intents:
+    for path in args.intents or [str(local_intent())]:
         try:
             loaded = load(path, strict=args.strict)
         except FabgenError as exc:
@@ -99,7 +100,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from fabgen.jobs import available_cores
     from fabgen.render import render_iter
 
-    with default_intent(args.intent, console) as intent_path:
+    with default_intent(args.intent, console, args.output) as intent_path:
         loaded = load(intent_path, strict=args.strict)
     if not args.json:
         console.diagnostics(loaded.warnings)
@@ -113,6 +114,10 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     if partial and not args.check and output.holds_full_render(dest):
         raise output.OutputError(f"{dest} holds a full render; write a partial render "
                                  "(--only/--devices) to another directory")
+    if not args.check and not args.force:
+        # Neither named nor ./fabgen.yaml: default_intent read the built-in example.
+        builtin = not args.intent and intent_path != LOCAL_INTENT
+        _refuse_another_render(dest, loaded, builtin)
     with progress_bar(console, enabled=not (args.json or args.quiet)) as progress, \
             _placed(loaded):
         # Files stream from the renderers into the writer (or the comparison) one at a time.
@@ -130,7 +135,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
             for label, paths in (("differs", result.changed), ("missing", result.missing),
                                  ("not rendered", result.extra)):
                 for path in paths:
-                    print(f"{dest / path}: {label}", file=sys.stderr)
+                    # A file fabgen did not write may be named anything: one line each.
+                    print(one_line(f"{dest / path}: {label}"), file=sys.stderr)
             if result.ok:
                 console.info(f"{dest}: up to date ({result.files} files)")
             else:
@@ -160,22 +166,66 @@ def _write_notes(console: Console, dest: Path, report: WriteReport) -> None:
                      stream=sys.stderr)
     if report.kept:
         shown = ", ".join(report.kept[:5]) + (" ..." if len(report.kept) > 5 else "")
-        console.info(f"note: {dest}: kept {len(report.kept)} file(s) fabgen did not write: "
-                     f"{shown}", stream=sys.stderr)
+        console.info(one_line(f"note: {dest}: kept {len(report.kept)} file(s) fabgen did not "
+                              f"write: {shown}"), stream=sys.stderr)
+
+
+def _refuse_another_render(dest: Path, loaded: LoadedIntent, builtin: bool) -> None:
+    """A render replaces only a render of the same fabric: the manifest names the fabric (and
+    the intent's hash), so pod-b's render never lands silently on pod-a's. The built-in
+    example, read when no intent was named, replaces only a render of itself: a stray
+    `fabgen render` in the wrong directory replaces no edited roce-256 of the user's."""
+    from fabgen.output import OutputError, rendered_intent
+
+    held = rendered_intent(dest)
+    if held is None:
+        return
+    name, digest = held
+    if name != loaded.intent.name:
+        raise OutputError(f"{dest} holds the render of fabric {name!r}, not "
+                          f"{loaded.intent.name!r} ({loaded.source.path}); --force replaces "
+                          "it, or choose another -o DIR")
+    if builtin and digest != loaded.source.sha256:
+        raise OutputError(f"{dest} holds a render of a {name!r} intent that is not the "
+                          "built-in example (its manifest.json has intent sha256 "
+                          f"{digest[:12]}...); name the intent to render (fabgen render "
+                          "INTENT), or --force replaces it")
+
+
+def _note(text: str) -> None:
+    """Which intent was read when none was named: said on stderr even with -q, since a
+    quiet run in the wrong directory must still show what it rendered."""
+    print(one_line(f"note: {text}"), file=sys.stderr)
+
+
+def local_intent() -> Path:
+    """./fabgen.yaml for a command given no INTENT that only reads (validate, plan): no
+    built-in example there, since a check that passes on the wrong intent passes silently."""
+    if not LOCAL_INTENT.is_file():
+        raise UsageError(f"no INTENT given and no ./{LOCAL_INTENT}: name the intent, or "
+                         "`fabgen init` writes a starter intent here")
+    _note(f"no INTENT given: reading ./{LOCAL_INTENT}")
+    return LOCAL_INTENT
 
 
 @contextlib.contextmanager
-def default_intent(given: str | None, console: Console) -> Iterator[Path]:
+def default_intent(given: str | None, console: Console,
+                   output: str | None = None) -> Iterator[Path]:
     """The intent `fabgen render` reads: the one named, ./fabgen.yaml, or the built-in example
-    (from the package: a wheel has no repository around it)."""
+    (from the package: a wheel has no repository around it). The example is never rendered
+    into a directory the user named: `-o configs/pod-a` without an intent is a mistake."""
     if given:
         yield Path(given)
     elif LOCAL_INTENT.is_file():
-        yield LOCAL_INTENT
+        yield local_intent()
+    elif output is not None:
+        raise UsageError(f"no INTENT given and no ./{LOCAL_INTENT}: name the intent to render "
+                         f"into {output} (fabgen render INTENT -o {output}); the built-in "
+                         "example renders only to its default out/NAME")
     else:
-        console.info(f"note: no INTENT given and no ./{LOCAL_INTENT}: rendering the built-in "
-                     f"example {resources.DEFAULT_EXAMPLE}; `fabgen init` writes a starter "
-                     "intent to edit", stream=sys.stderr)
+        _note(f"no INTENT given and no ./{LOCAL_INTENT}: rendering the built-in "
+                      f"example {resources.DEFAULT_EXAMPLE}; `fabgen init` writes a starter "
+                      "intent to edit")
         with importlib.resources.as_file(
                 resources.examples()[resources.DEFAULT_EXAMPLE]) as path:
             yield path
@@ -212,10 +262,12 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     from fabgen.topology.build import build
     from fabgen.topology.summary import summarize
 
-    loaded = load(args.intent, strict=args.strict)
+    loaded = load(args.intent or local_intent(), strict=args.strict)
     with paused_gc():
         summary = summarize(build(loaded.intent), loaded.intent)
     if args.json:
+        # The intent's warnings, as validate and render print them (file:line:col).
+        summary["warnings"] = [d.render() for d in loaded.warnings]
         print(json.dumps(summary, indent=2))
         return EXIT_OK
     console.diagnostics(loaded.warnings)
@@ -242,7 +294,6 @@ def format_plan(summary: dict[str, Any]) -> str:
         lines.append(f"{role + ':':<14} " + ", ".join(
             f"{k} {v} {net['switch_models'].get(k, '')}".rstrip()
             for k, v in net["switches"].items()) + f", {net['cables']} cables")
-    lines += [f"warning: {w}" for w in summary.get("warnings", [])]
     return "\n".join(lines)
 
 

@@ -8,11 +8,15 @@ from typing import Any
 from fabgen import __version__, resources
 from fabgen.cli.intent_commands import LOCAL_INTENT
 
+# Every example works as written, in this order, in an empty directory of a pipx install
+# (tests/test_cli_manners.py runs them): no path of fabgen's repository, only files they make.
 EPILOG = """\
 examples:
-  fabgen validate inventories/*.yaml          check intents (exit 1 on any error)
-  fabgen init && fabgen render                write ./fabgen.yaml from an example, render it
-  fabgen render                               render ./fabgen.yaml (else the built-in example)
+  fabgen init                                 write ./fabgen.yaml from a packaged example
+  fabgen validate                             check ./fabgen.yaml (exit 1 on any error)
+  fabgen render                               render ./fabgen.yaml into out/NAME
+  fabgen init ib-ndr-1024 -o pod-a.yaml       another example (fabgen init --help lists them)
+  fabgen validate fabgen.yaml pod-a.yaml      check intents (exit 1 on any error)
   fabgen render pod-a.yaml -o configs/pod-a   render an intent into a directory
   fabgen render pod-a.yaml -o configs/pod-a --check
                                               exit 1 if configs/pod-a differs (CI gate)
@@ -31,19 +35,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate every config of a GPU-cluster fabric (cabling, switch QoS, NIC "
                     "scripts, NCCL env, subnet manager, report) from one intent file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"fabgen {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
-    parser.add_argument("--no-color", action="store_true", help="never colour output")
+    global_flags(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        """A subcommand whose description and examples print as written (line breaks kept)."""
-        return sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              **kwargs)
+        """A subcommand whose description and examples print as written (line breaks kept),
+        taking the global flags after its name too (`fabgen render --no-color`)."""
+        p = sub.add_parser(name, formatter_class=argparse.RawDescriptionHelpFormatter,
+                           **kwargs)
+        global_flags(p, default=argparse.SUPPRESS)
+        return p
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show a traceback on errors")
         p.add_argument("--strict", action="store_true",
                        help="treat warnings (dangerous but legal choices) as errors")
         p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
@@ -53,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Validate intents: every error of each file with file:line:col, "
                             "then warnings. Each valid intent is also rendered in memory "
                             "(nothing is written), so an intent that validates renders.")
-    p.add_argument("intents", nargs="+", metavar="INTENT")
+    p.add_argument("intents", nargs="*", metavar="INTENT",
+                   help=f"intent YAML files (default: ./{LOCAL_INTENT})")
     common(p)
 
     p = command("render", help="render all artifacts of an intent", epilog=EPILOG,
@@ -73,13 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
     p.add_argument("--follow-symlinks", action="store_true",
                    help="if DIR is a symbolic link, write at its target (refused otherwise)")
+    p.add_argument("--force", action="store_true",
+                   help="replace DIR even when it holds another fabric's render (its "
+                        "manifest.json names the fabric)")
     p.add_argument("--jobs", "-j", type=jobs_count, metavar="N",
                    help="render with N processes (default: this machine's cores; 1 renders in "
                         "one process); the files are the same for every N")
     common(p)
 
     p = command("plan", help="print switch/cable counts without writing files", epilog=EPILOG)
-    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("intent", nargs="?", metavar="INTENT",
+                   help=f"intent YAML (default: ./{LOCAL_INTENT})")
     common(p)
 
     p = command(
@@ -104,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check-cabling", help="check a cabling sheet against the invariants and the plan",
         description="Read a cabling sheet (fabgen's cabling.csv or cabling.json, e.g. after a "
                     "field team edited it) and report asymmetric uplinks, reused ports, rail "
-                    "misalignment, and cables missing from or added to the plan of INTENT.",
+                    "misalignment, two cables swapped (their rows, where to exchange them), and "
+                    "cables missing from or added to the plan of INTENT, with the sheet's row "
+                    "numbers and port names.",
         epilog="example:\n  fabgen check-cabling pod-a.yaml as-built/cabling.csv\n\n"
                "exit codes: 0 no finding, 1 findings or invalid input")
     p.add_argument("intent", metavar="INTENT")
@@ -215,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-diff", action="store_true", help="do not print diffs")
     common(p)
 
-    sub.add_parser("schema", help="print the intent's JSON Schema")
+    command("schema", help="print the intent's JSON Schema",
+            epilog="example:\n  fabgen schema > fabgen-intent.schema.json")
 
     examples = "\n".join(f"  {name:<20} {resources.example_summary(name)}"
                          for name in resources.examples())
@@ -236,6 +247,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing files")
     p.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     return parser
+
+
+def global_flags(p: argparse.ArgumentParser, default: Any) -> None:
+    """--version, --debug and --no-color, on the main parser and on every subcommand.
+
+    A subcommand's copies default to SUPPRESS, so they set the value only when given there and
+    never reset what was given before the subcommand (`fabgen --no-color render`)."""
+    p.add_argument("--version", action="version", version=f"fabgen {__version__}")
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="show a traceback on errors")
+    p.add_argument("--no-color", action="store_true", default=default,
+                   help="never colour output")
 
 
 def jobs_count(text: str) -> int:

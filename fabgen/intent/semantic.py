@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 
 from fabgen import catalog, qos, underlay
-from fabgen.catalog import nodes
+from fabgen.catalog import nodes, runs_on
 from fabgen.errors import Diagnostics
 from fabgen.intent import names
 from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent, SwitchSpec
 from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
-from fabgen.suggest import closest
+from fabgen.suggest import close_matches, closest
 from fabgen.topology import sizing
-from fabgen.topology.build import dual_homed, extra_shape
+from fabgen.topology.build import dual_homed, extra_shape, plan_warnings
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 
@@ -101,6 +101,51 @@ def _catalog(intent: Intent, diags: Diagnostics) -> None:
                         f"{intent.fabric.transport}", loc)
     if topo.tiers == 2 and topo.core is not None:
         diags.warn("core is ignored in a 2-tier fabric", ("topology", "core"))
+    _runs_on(intent, diags)
+
+
+def _runs_on(intent: Intent, diags: Diagnostics) -> None:
+    """Each role's OS on its switch model's hardware (catalog.runs_on): EOS on an NVIDIA
+    SN5600 or NVUE on an Arista 7060X6 would render configs no switch can load. The error
+    sits where the OS was chosen (platforms.<role>), else at the model (the OS by default);
+    a custom switch has no vendor to check."""
+    if intent.fabric.transport != "roce":
+        return
+    topo, plats = intent.topology, intent.platforms
+    known = catalog.switches()
+    # Where each role's OS and model come from: its own field, else the role it defaults to.
+    os_from = {"leaf": "leaf", "spine": "spine" if plats.spine else "leaf"}
+    os_from["core"] = "core" if plats.core else os_from["spine"]
+    model_from = {"leaf": "leaf", "spine": "spine" if topo.spine else "leaf"}
+    model_from["core"] = "core" if topo.core else model_from["spine"]
+    # One error per OS choice and model, naming every role that has both.
+    clashes: dict[tuple[str, str], list[str]] = {}
+    # Cores: when 3 tiers are asked for or a core is described (with tiers: auto an
+    # undescribed core is the spine's model and OS, checked with the spines).
+    core = topo.tiers == 3 or (topo.tiers != 2 and (topo.core or plats.core) is not None)
+    for role in ("leaf", "spine", *(("core",) if core else ())):
+        spec = getattr(topo, model_from[role])
+        model = known.get(spec.model) if spec is not None and spec.model else None
+        if model is not None and not runs_on.runs_on(getattr(plats, os_from[role]),
+                                                     model.vendor):
+            clashes.setdefault((os_from[role], model.key), []).append(role)
+    for (chosen, key), roles in clashes.items():
+        platform, model, first = getattr(plats, chosen), known[key], roles[0]
+        named = model.name if model.name.lower().startswith(model.vendor.lower()) \
+            else f"{model.vendor} {model.name}"
+        loc = (("platforms", chosen) if chosen in plats.model_fields_set
+               else ("topology", model_from[first], "model"))
+        # Did you mean: the OSes that run on this switch (the closest spelling first), and
+        # the models this OS runs on.
+        fits = runs_on.platforms_for(model.vendor)
+        fits = list(dict.fromkeys([*close_matches(platform, fits), *fits]))
+        models = [k for k, m in known.items()
+                  if m.transport == model.transport and runs_on.runs_on(platform, m.vendor)]
+        hint = " ".join(filter(None, (
+            f"did you mean {' or '.join(repr(f) for f in fits)}?" if fits else "",
+            f"{platform} runs on {', '.join(models)}" if models else "")))
+        diags.error(f"{platform} does not run on {key} ({', '.join(roles)}), the {named}: "
+                    f"{platform} runs on {runs_on.RUNS_ON[platform].what}", loc, hint or None)
 
 
 def _breakout_lanes(intent: Intent, diags: Diagnostics) -> None:
@@ -461,6 +506,8 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     _pools(intent, shape, diags)
     if intent.fabric.transport == "infiniband":
         _lids(intent, shape, diags)
+    if not diags.errors:  # what the plan warns about, once the fabric can be built
+        diags.extend(plan_warnings(intent, shape))
 
 
 # Unicast LIDs of one InfiniBand subnet: 0x0001-0xBFFF (IBA spec vol. 1, 4.1.3 "Local

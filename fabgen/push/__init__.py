@@ -170,8 +170,12 @@ def _run(options: PushOptions, console_print: ConsolePrint,
     try:
         from fabgen.push import runner
     except ImportError as exc:  # napalm/netmiko/nornir live in the optional `push` extra
-        raise FabgenError.single(f"push needs {exc.name or 'its dependencies'}: install "
-                                 "fabgen with the push extra (pip install 'fabgen[push]')") \
+        # pipx: inject into fabgen's own venv installs the extra's dependencies beside the
+        # installed fabgen, a wheel or a checkout's included (checked with pipx 1.18.4).
+        missing = (exc.name or "its dependencies").split(".")[0]  # the package, not a module
+        raise FabgenError.single(f"push needs {missing}: install "
+                                 "fabgen with the push extra: pip install 'fabgen[push]', or "
+                                 "for a pipx install: pipx inject fabgen 'fabgen[push]'") \
             from None
 
     options.check()

@@ -1,4 +1,5 @@
-"""ANTA target: `verify/anta-catalog.yaml`, the post-deploy checks of every EOS switch.
+"""ANTA target: `verify/anta-catalog.yaml`, the post-deploy checks of every EOS switch, and
+`verify/anta-inventory.yaml`, the inventory of those switches that ANTA runs them against.
 
 ANTA (Arista Network Test Automation, the `anta` package) runs a catalog of tests against an
 inventory of EOS devices. Each test here is scoped to one switch by a tag filter; ANTA tags
@@ -32,11 +33,12 @@ from fabgen.targets import alerts, eos
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
-__all__ = ["CATALOG", "CHECK", "TARGET", "AntaTarget", "catalog_data", "catalog_text",
-           "pfc_budget"]
+__all__ = ["CATALOG", "CHECK", "INVENTORY", "TARGET", "AntaTarget", "catalog_data",
+           "catalog_text", "inventory_data", "inventory_text", "pfc_budget"]
 
 CATALOG = "verify/anta-catalog.yaml"
 CHECK = "verify/anta-check.sh"
+INVENTORY = "verify/anta-inventory.yaml"
 # Egress counters are read per unicast queue: RoCE is unicast, and on Strata switches (7060X6)
 # unicast and multicast queues are separate (see eos.QUEUE_COMMAND).
 _QUEUE_TYPES = ["unicast"]
@@ -47,7 +49,7 @@ _REGEX_SPECIALS = re.compile(r"([.^$*+?{}\[\]\\|()])")
 
 class AntaTarget:
     name = "anta"
-    description = "ANTA test catalog of the EOS switches (verify/anta-catalog.yaml)"
+    description = "ANTA test catalog and inventory of the EOS switches (verify/anta-*.yaml)"
 
     def applies(self, ctx: RenderContext) -> bool:
         return ctx.qos is not None and any(s.platform == "eos" for s in ctx.fabric.switches)
@@ -62,7 +64,8 @@ class AntaTarget:
                             pfc_frames_max=budget)
         return {CATALOG: catalog_text(data, ctx.fabric.name, mon.verify_window_s),
                 CHECK: templating.render("anta/anta-check.sh.j2", catalog=CATALOG,
-                                         window_s=mon.verify_window_s, pfc_budget=budget)}
+                                         window_s=mon.verify_window_s, pfc_budget=budget),
+                INVENTORY: inventory_text(inventory_data(switches), ctx.fabric.name)}
 
 
 TARGET = AntaTarget()
@@ -74,6 +77,29 @@ def pfc_budget(limits: MonitoringSpec, pause_rate_pps: int) -> int:
     if limits.verify_pfc_frames_max is not None:
         return limits.verify_pfc_frames_max
     return pause_rate_pps * limits.verify_window_s
+
+
+def inventory_data(switches: list[ExpectedSwitch]) -> dict[str, Any]:
+    """ANTA's inventory (anta/inventory/models.py AntaInventoryInput under the root key
+    `anta_inventory`): one host per EOS switch, named as the switch, so the catalog's tag
+    filters (the switch's name, which ANTA adds to each device's tags) select it; tagged with
+    its role too (`anta nrfu --tags spine`).
+
+    `host` is the switch's name: the intent holds no management addresses (push reads them
+    from --hosts, gnmic's targets are the names too). No credentials: ANTA takes them from
+    its command line or environment."""
+    return {"anta_inventory": {"hosts": [
+        {"name": sw.name, "host": sw.name, "tags": [sw.role]} for sw in switches]}}
+
+
+def inventory_text(data: dict[str, Any], fabric: str) -> str:
+    header = (f"# fabgen: ANTA inventory of {fabric}'s EOS switches, for the catalog beside it.\n"
+              "# host is each switch's name: resolve it in DNS or /etc/hosts, or replace it by\n"
+              "# the switch's management address (the intent has none). Credentials are never\n"
+              "# written here: give them to ANTA (--username, --prompt, or ANTA_USERNAME and\n"
+              "# ANTA_PASSWORD).\n"
+              "#   bash verify/anta-check.sh verify/anta-inventory.yaml [traffic command...]\n")
+    return header + yaml_text(data, width=100)
 
 
 def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: MonitoringSpec,
@@ -170,11 +196,12 @@ def _watchdog_lines(plan: QosPlan) -> list[str]:
 def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str,
                  window_s: int = 300) -> str:
     header = (f"# fabgen: ANTA catalog of {fabric}'s EOS switches; every test is tagged with the\n"
-              "# switch it checks. Run after the push, with an ANTA inventory that names the\n"
-              "# devices like the switches (ANTA tags each device with its name). The PFC\n"
-              "# counter budget is for counters cleared "
-              f"{window_s} s before the check, so run it through\n"
-              "#   bash verify/anta-check.sh inventory.yml [traffic command...]\n"
+              "# switch it checks. Run after the push, with verify/anta-inventory.yaml (or an\n"
+              "# inventory that names the devices like the switches: ANTA tags each device with\n"
+              "# its name). The PFC counter budget is for counters cleared "
+              f"{window_s} s before the\n"
+              "# check, so run it through\n"
+              "#   bash verify/anta-check.sh verify/anta-inventory.yaml [traffic command...]\n"
               "# which clears the counters (anta exec clear-counters), waits or runs the\n"
               "# traffic, then runs: anta nrfu --catalog verify/anta-catalog.yaml ... table\n")
     # The document is {module: [tests]}, keys sorted. Each test is written on its own (as a

@@ -33,6 +33,8 @@ class RenderContext:
     base_dir: Path | None = None  # the intent's directory, for files the intent names
     # The loader's warnings as the render prints them (file shown by name), for the report.
     warnings: tuple[str, ...] = ()
+    # The intent's sha256 as manifest.json records it (the report's provenance line).
+    intent_sha256: str = ""
     index: FabricIndex = field(init=False, repr=False, compare=False)
     _derived: dict[Callable[..., Any], Any] = field(init=False, repr=False, compare=False,
                                                     default_factory=dict)

@@ -87,8 +87,9 @@ def howto_markdown(ctx: RenderContext) -> str:
                         if "sonic" in platforms else "")
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
-        lines.append("- EOS: `bash verify/anta-check.sh inventory.yml [traffic command]` (ANTA "
-                     "inventory named like the switches): clears the counters (`anta exec "
+        lines.append("- EOS: `bash verify/anta-check.sh verify/anta-inventory.yaml [traffic "
+                     "command]` (each switch reached at its name: resolve it or put its "
+                     "management address in the inventory): clears the counters (`anta exec "
                      "clear-counters`), runs your RoCE traffic test or waits "
                      f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
                      "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "

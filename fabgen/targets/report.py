@@ -12,7 +12,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from fabgen import catalog, qos, templating
+from fabgen import __version__, catalog, qos, templating
 from fabgen.intent.models import Intent
 from fabgen.intent.units import format_ratio, format_speed
 from fabgen.qos import QosPlan, TrafficClass
@@ -252,7 +252,8 @@ def report_context(index: FabricIndex, intent: Intent, qos_plan: QosPlan | None 
         "qos": _qos_rows(qos_plan) if roce and qos_plan is not None else [],
         "qos_notes": _qos_notes(qos_plan, lengths) if roce and qos_plan is not None else [],
         "ib": [],
-        "warnings": plan["warnings"],
+        "warnings": [],  # the render's, which the target fills in
+        "provenance": provenance(""),
         "picture": "report.svg",
     }
 
@@ -316,12 +317,22 @@ class ReportTarget:
         from fabgen.targets import placement  # the scheduler targets' view of the tiers
 
         context["placement"] = placement.report_section(ctx)
-        # Every warning the render printed (the intent's, as on the terminal), then the plan's.
-        context["warnings"] = [*ctx.warnings, *context["warnings"]]
+        # Every warning the render printed, as on the terminal (the plan's are the intent's).
+        context["warnings"] = list(ctx.warnings)
+        context["provenance"] = provenance(ctx.intent_sha256)
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),
         }
+
+
+def provenance(intent_sha256: str) -> str:
+    """Which fabgen rendered this report from which intent: the version and the intent's
+    sha256 as manifest.json records them (the hash of the intent file, line ends as LF), so
+    a reviewer can tell a report of another intent or another fabgen at its first line."""
+    source = (f" from the intent with sha256 `{intent_sha256}` (as in manifest.json)"
+              if intent_sha256 else "")
+    return f"Rendered by fabgen {__version__}{source}."
 
 
 TARGET = ReportTarget()

@@ -13,6 +13,7 @@ from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Network
 
 from fabgen.catalog import nodes
+from fabgen.errors import Diagnostic
 from fabgen.intent.models import Intent, StorageTargetsSpec
 from fabgen.intent.names import expand_device
 from fabgen.topology import sizing
@@ -396,7 +397,6 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
         links=tuple(links),
         tier_facts=_tier_facts(shape),
         bisection_gbps=bisection_gbps(links, shape.planes, shape.tiers, shape.speed_gbps),
-        warnings=tuple(_warnings(intent, shape) + _sm_warnings(sm_hosts, sm_links)),
         role=role,
         sm_hosts=tuple(sm_hosts),
         sm_links=sm_links,
@@ -525,20 +525,32 @@ def _targets(spec: StorageTargetsSpec, shape: sizing.Shape,
     return hosts, cables
 
 
-def _sm_warnings(hosts: list[Host], links: tuple[Link, ...]) -> list[str]:
-    """A leaf every subnet-manager host hangs from alone is one failure from no SM at all."""
-    if len(hosts) < 2:
+def _sm_warnings(intent: Intent, shape: sizing.Shape) -> list[Diagnostic]:
+    """A leaf every subnet-manager host hangs from alone is one failure from no SM at all.
+
+    Placed as build places them (`_sm_hosts`), naming only the leaves of the units that hold
+    the reserved slots, so the check costs the slots, not the fabric."""
+    mgmt = intent.infiniband.management
+    if len(mgmt.hosts) < 2 or not shape.reserved_slots:
         return []
+    names = _Names(shape, intent.topology.style)
+    first = (shape.units * shape.su_size - shape.reserved_slots) // shape.su_size
+    leaf_names = {(plane, unit, local): names.leaf(plane, unit, local)
+                  for plane in range(shape.planes) for unit in range(first, shape.units)
+                  for local in range(shape.leaves_per_unit)}
+    _, cables = _sm_hosts(intent, shape, leaf_names,
+                          intent.topology.style == "rail-optimized")
     leaves: dict[tuple[str, int], set[str]] = {}
-    for link in links:
-        leaves.setdefault((link.a_device, link.plane), set()).add(link.z_device)
+    for host, _dev, leaf, _port, plane in cables:
+        leaves.setdefault((host, plane), set()).add(leaf)
     out = []
-    for plane in sorted({link.plane for link in links}):
-        sets = [leaves.get((h.name, plane), set()) for h in hosts]
+    for plane in sorted({plane for *_, plane in cables}):
+        sets = [leaves.get((h.name, plane), set()) for h in mgmt.hosts]
         if all(len(s) == 1 for s in sets) and len(set.union(*sets)) == 1:
-            out.append(f"every subnet-manager host hangs from {next(iter(sets[0]))} only: one "
-                       "leaf failure leaves the subnet without an SM (give the hosts more "
-                       "ports, or use a rail-optimized fabric)")
+            out.append(Diagnostic(
+                f"every subnet-manager host hangs from {next(iter(sets[0]))} only: one leaf "
+                "failure leaves the subnet without an SM", ("infiniband", "management"),
+                "warning", hint="give the hosts more ports, or use a rail-optimized fabric"))
     return out
 
 
@@ -618,23 +630,33 @@ def _tier_facts(shape: sizing.Shape) -> tuple[TierFacts, ...]:
     return tuple(facts)
 
 
-def _warnings(intent: Intent, shape: sizing.Shape) -> list[str]:
-    out: list[str] = []
+def plan_warnings(intent: Intent, shape: sizing.Shape) -> list[Diagnostic]:
+    """The layout's legal but questionable choices, each blamed on the intent field behind
+    it: the loader adds them to the intent's warnings, so `plan`, `validate` and `render`
+    print the same ones and `--strict` refuses them (issue 29)."""
+    out: list[Diagnostic] = []
+
+    def warn(message: str, loc: tuple[str, ...], hint: str | None = None) -> None:
+        out.append(Diagnostic(message, loc, "warning", hint=hint))
+
     installed_last = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
     if installed_last < shape.su_size and intent.topology.full_units:
         reserved = (f" (with {shape.reserved_slots} slot(s) of subnet-manager hosts)"
                     if shape.reserved_slots else "")
-        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} "
-                   f"nodes{reserved}; its leaves and uplinks are built in full so it can grow "
-                   "without recabling")
+        warn(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} "
+             f"nodes{reserved}; its leaves and uplinks are built in full so it can grow "
+             "without recabling", ("cluster", "nodes"))
     elif installed_last < shape.su_size:
-        out.append(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes "
-                   "and is cabled for them only (full_units: false): growing it adds uplinks")
+        warn(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} nodes "
+             "and is cabled for them only (full_units: false): growing it adds uplinks",
+             ("cluster", "nodes"))
     used = shape.spine_down + shape.spine_up
     if used * 2 <= shape.spine.radix:
-        out.append(f"spines use {used} of their {shape.spine.radix} ports: the fabric can grow to "
-                   "twice its size on these spines, or fewer/smaller spines would do")
+        warn(f"spines use {used} of their {shape.spine.radix} ports: the fabric can grow to "
+             "twice its size on these spines, or fewer/smaller spines would do",
+             ("topology", "spine"))
     if shape.tiers == 2 and shape.spines_per_pod < 4:
-        out.append(f"{shape.spines_per_pod} spine(s) per plane: one spine failure removes "
-                   f"{math.floor(100 / shape.spines_per_pod)}% of the leaf-spine bandwidth")
-    return out
+        warn(f"{shape.spines_per_pod} spine(s) per plane: one spine failure removes "
+             f"{math.floor(100 / shape.spines_per_pod)}% of the leaf-spine bandwidth",
+             ("topology", "spine"))
+    return out + _sm_warnings(intent, shape)

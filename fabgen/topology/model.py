@@ -165,7 +165,6 @@ class Fabric:
     links: tuple[Link, ...]
     tier_facts: tuple[TierFacts, ...]
     bisection_gbps: int
-    warnings: tuple[str, ...] = ()
     role: str = "compute"  # compute | storage | management
     extras: tuple[Fabric, ...] = ()  # separate storage/management networks (cabling and BoM)
     # InfiniBand: the dedicated hosts of the subnet manager (UFM, sharp_am) on reserved leaf

@@ -140,7 +140,6 @@ def summarize(fabric: Fabric, intent: Intent) -> dict[str, Any]:
                 "cables": len(extra.links),
             } for extra in fabric.extras
         },
-        "warnings": list(fabric.warnings),
     } | ({"sm_hosts": [host.name for host in fabric.sm_hosts]}
          if fabric.transport == "infiniband" else {})
 

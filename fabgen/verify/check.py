@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fabgen import underlay, user_files
+from fabgen.errors import one_line
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
 from fabgen.topology.summary import natural_key
@@ -338,7 +339,7 @@ def verify_intent(intent: Path, directory: Path, devices: str | None = None,
 
 
 def format_report(report: Report) -> str:
-    lines = [f.message for f in report.findings]
+    lines = [one_line(f.message) for f in report.findings]  # saved outputs are echoed
     switches = len({f.device for f in report.findings})
     if report.findings:
         lines.append(f"{len(report.findings)} mismatch(es) on {switches} of "

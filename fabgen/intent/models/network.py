@@ -24,6 +24,8 @@ Platform = Literal["sonic", "nvue", "eos"]
 
 class PlatformsSpec(StrictModel):
     leaf: Platform = "sonic"
+    """Each role's OS must run on its switch model: EOS on Arista, NVUE (Cumulus Linux) on
+    NVIDIA Spectrum, SONiC on either and on white boxes."""
     spine: Platform | None = None
     """Defaults to the leaf platform."""
     core: Platform | None = None
