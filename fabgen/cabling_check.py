@@ -175,9 +175,10 @@ def panel_findings(fabric: Fabric, rows: list[dict[str, Any]], links: list[Link]
                                                                  *fabric.sm_hosts)}
     switches = {sw.name: sw for sw in fabric.switches}
     out: list[Finding] = []
-    first = 2 if source.endswith(".csv") else 1
+    csv_sheet = not source.endswith(".json")
+    first = 2 if csv_sheet else 1
     for n, (row, link) in enumerate(zip(rows, links, strict=True), start=first):
-        where = f"{source}: {'row' if source.endswith('.csv') else 'cable'} {n}"
+        where = f"{'row' if csv_sheet else 'cable'} {n}"
         host_end = link.kind in ("node-leaf", "sm-leaf")
         for col, dev, port, name in (("a_panel", link.a_device, link.a_port, row["a_port"]),
                                      ("z_panel", link.z_device, link.z_port, row["z_port"])):

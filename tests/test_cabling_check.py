@@ -69,7 +69,9 @@ def test_two_nic_cables_swapped_at_a_leaf(cli, tmp_path: Path) -> None:  # type:
             if r["kind"] == "node-leaf" and r["z_device"] == "leaf-su1-r0"]
     i, j = leaf[0], leaf[1]
     assert (rows[i]["z_port"], rows[j]["z_port"]) == ("Ethernet0", "Ethernet4")
-    rows[i]["z_port"], rows[j]["z_port"] = rows[j]["z_port"], rows[i]["z_port"]
+    # as built, a port and its panel place move together (the crew records both)
+    for col in ("z_port", "z_panel"):
+        rows[i][col], rows[j][col] = rows[j][col], rows[i][col]
     sheet = tmp_path / "as-built.csv"
     _write(sheet, rows)
     result = cli("check-cabling", str(intent), str(sheet))
@@ -98,7 +100,9 @@ def test_a_moved_cable_and_a_rotation_are_no_swap(cli, tmp_path: Path) -> None: 
     # Three cables rotated at the leaf: no two exchanged ends, so no swap is claimed.
     i, j, k = leaf[:3]
     ports = [rows[n]["z_port"] for n in (i, j, k)]
-    rows[i]["z_port"], rows[j]["z_port"], rows[k]["z_port"] = ports[1], ports[2], ports[0]
+    for col in ("z_port", "z_panel"):
+        was = [rows[n][col] for n in (i, j, k)]
+        rows[i][col], rows[j][col], rows[k][col] = was[1], was[2], was[0]
     sheet = tmp_path / "as-built.csv"
     _write(sheet, rows)
     result = cli("check-cabling", str(intent), str(sheet), "--json")
@@ -150,6 +154,6 @@ def test_the_panel_columns_are_checked_against_the_ports(cli, tmp_path: Path) ->
     assert result.code == 1
     panel = [f["message"] for f in json.loads(result.out) if f["code"] == "panel-mismatch"]
     assert panel == [
-        f"{sheet}: row 2: a_panel 'OSFP4 P1' is not where dgx001 mlx5_0 is (OSFP4 P2)",
-        f"{sheet}: row 4: z_panel 'cage 1 port 1' is not where leaf-su1-r2 port 2 is "
+        f"row 2: a_panel 'OSFP4 P1' is not where dgx001 mlx5_0 is (OSFP4 P2)",
+        f"row 4: z_panel 'cage 1 port 1' is not where leaf-su1-r2 port 2 is "
         "(cage 1 port 2)"]
