@@ -154,6 +154,6 @@ def test_the_panel_columns_are_checked_against_the_ports(cli, tmp_path: Path) ->
     assert result.code == 1
     panel = [f["message"] for f in json.loads(result.out) if f["code"] == "panel-mismatch"]
     assert panel == [
-        f"row 2: a_panel 'OSFP4 P1' is not where dgx001 mlx5_0 is (OSFP4 P2)",
-        f"row 4: z_panel 'cage 1 port 1' is not where leaf-su1-r2 port 2 is "
+        "row 2: a_panel 'OSFP4 P1' is not where dgx001 mlx5_0 is (OSFP4 P2)",
+        "row 4: z_panel 'cage 1 port 1' is not where leaf-su1-r2 port 2 is "
         "(cage 1 port 2)"]
