@@ -167,6 +167,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command(
+        "frr-lab", help="run the SONiC underlay in real FRR, one network namespace per switch",
+        description="Render the intent's SONiC switches and run each in a network namespace "
+                    "(root, Debian's frr and frr-snmp): its config_db.json's interfaces, a veth "
+                    "per cable of the cabling plan, FRR's zebra, staticd, bfdd and bgpd booted "
+                    "with the frr.conf the switch's bgp container builds from config_db.json. "
+                    "Checks every BGP session Established, every BFD session up and every "
+                    "announced prefix installed with the ECMP width eBGP gives, then drops one "
+                    "leaf uplink's packets (tc blackhole; the link stays up) and times "
+                    "detection. Namespaces and daemons are removed on exit.",
+        epilog="examples:\n"
+               "  sudo fabgen frr-lab pod-a.yaml\n"
+               "  sudo fabgen frr-lab pod-a.yaml --hold --json   # also time the hold timer\n\n"
+               "exit codes: 0 the underlay converged as planned, 1 it did not (or bad input), "
+               "2 usage or the machine cannot run a lab")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("--switches", metavar="GLOB", help="only these SONiC switches")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="how long to wait for convergence (default 120)")
+    p.add_argument("--no-failure", dest="detect", action="store_false",
+                   help="do not drop a link and time detection")
+    p.add_argument("--hold", action="store_true",
+                   help="also time detection with BFD off on that link's two switches (a "
+                        "lab-only change): the BGP hold timer")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the result")
+
+    p = command(
         "push", help="push rendered configs to switches (dry run by default)",
         description="Connect to each selected switch, load the rendered config and show the "
                     "device's diff (dry run, the default). With --commit: a canary, then "
