@@ -351,3 +351,68 @@ def swsscommon_stub() -> Iterator[types.ModuleType]:
     outer = _stub("swsscommon", swsscommon=inner)
     with _modules({"swsscommon": outer, "swsscommon.swsscommon": inner}):
         yield inner
+
+
+# --- sonic-utilities' db_migrator ---------------------------------------------------------
+
+def _path_entries() -> list[str]:
+    utilities = checkout("sonic-net+sonic-utilities")
+    root = buildimage()
+    return [str(utilities / "scripts"), str(utilities),
+            str(root / "src" / "sonic-py-common"), str(root / "src" / "sonic-config-engine")]
+
+
+def run_db_migrator(config: dict[str, Any], *, asic_type: str, platform: str,
+                    init_cfg: dict[str, Any] | None = None,
+                    golden: dict[str, Any] | None = None,
+                    minigraph: Path | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Load `config` into CONFIG_DB as `config reload` does, run sonic-utilities'
+    `db_migrator.py -o migrate` (DBMigrator(None).migrate(), its main's call) and return
+    CONFIG_DB as `config save` would write it.
+
+    The switch's files db_migrator reads are temporary files here: /etc/sonic/init_cfg.json
+    (`init_cfg`, the image's defaults), /etc/sonic/golden_config_db.json (`golden`, absent when
+    None) and /etc/sonic/minigraph.xml (`minigraph`, absent when None). sonic_py_common's
+    platform and version readers return the switch's platform and ASIC vendor."""
+    import json
+
+    pytest.importorskip("natsort", reason="sonic-py-common imports natsort (pip install natsort)")
+    pytest.importorskip("click", reason="sonic-utilities imports click (pip install click)")
+    pytest.importorskip("netifaces", reason="utilities_common imports netifaces")
+    added = [p for p in _path_entries() if p not in sys.path]
+    sys.path[:0] = added
+    names_before = set(sys.modules)
+    try:
+        with swsscommon_stub(), tempfile.TemporaryDirectory(prefix="db-migrator-") as tmp:
+            from sonic_py_common import device_info
+
+            # The switch's root filesystem: /host/machine.conf, sonic_version.yml and
+            # /usr/share/sonic/device (here the checkout's device/<vendor>/), its hwsku.
+            hwsku = config.get("DEVICE_METADATA", {}).get("localhost", {}).get("hwsku")
+            device_info.get_platform_info = lambda *_a, **_k: {  # type: ignore[attr-defined]
+                "platform": platform, "asic_type": asic_type}
+            device_info.get_sonic_version_info = lambda: {  # type: ignore[attr-defined]
+                "asic_type": asic_type}
+            device_info.get_platform = lambda *_a, **_k: platform  # type: ignore[attr-defined]
+            device_info.get_hwsku = lambda *_a, **_k: hwsku  # type: ignore[attr-defined]
+            vendor_dir = next((d.parent for d in (buildimage() / "device").glob(f"*/{platform}")),
+                              None)
+            if vendor_dir is not None:
+                device_info.HOST_DEVICE_PATH = str(vendor_dir)  # type: ignore[attr-defined]
+            import db_migrator
+
+            base = Path(tmp)
+            (base / "init_cfg.json").write_text(json.dumps(init_cfg or {}))
+            db_migrator.INIT_CFG_FILE = str(base / "init_cfg.json")
+            db_migrator.GOLDEN_CFG_FILE = str(base / "golden_config_db.json")
+            db_migrator.MINIGRAPH_FILE = str(minigraph or base / "minigraph.xml")
+            if golden is not None:
+                (base / "golden_config_db.json").write_text(json.dumps(golden))
+            reset_databases(config)
+            db_migrator.DBMigrator(None).migrate()
+            return dump_config()
+    finally:
+        for p in added:
+            sys.path.remove(p)
+        for name in set(sys.modules) - names_before:
+            del sys.modules[name]

@@ -87,9 +87,13 @@ class SonicTarget:
         switch = ctx.index.switches[unit]
         ports = ctx.index.ports(switch)
         config = _device_config(ctx, switch, ports)
+        metadata = config["DEVICE_METADATA"]["localhost"]
+        assert all(isinstance(v, str) for v in metadata.values())
         return {
             f"sonic/{unit}/config_db.json": config_db_text(config),
             f"sonic/{unit}/frr.expected.conf": frr_text(config),
+            f"sonic/{unit}/golden_config_db.json": config_db_text(
+                sonic_bgp.golden(metadata)),  # type: ignore[arg-type]
         }
 
     def render(self, ctx: RenderContext) -> Artifacts:

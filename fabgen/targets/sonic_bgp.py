@@ -31,7 +31,7 @@ from fabgen import underlay
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
 
-__all__ = ["PEER_GROUP", "POLICY", "PREFIX_SET", "VRF", "bgp_tables", "ecmp_width",
+__all__ = ["PEER_GROUP", "POLICY", "PREFIX_SET", "VRF", "bgp_tables", "ecmp_width", "golden",
            "metadata"]
 
 VRF = "default"
@@ -46,8 +46,28 @@ ListRows = dict[str, dict[str, Any]]
 
 def metadata() -> dict[str, str]:
     """DEVICE_METADATA|localhost fields that select this design (sonic-device_metadata.yang:
-    frr_mgmt_framework_config boolean, docker_routing_config_mode "unified")."""
-    return {"docker_routing_config_mode": "unified", "frr_mgmt_framework_config": "true"}
+    frr_mgmt_framework_config boolean, docker_routing_config_mode "unified").
+
+    synchronous_mode is SONiC's default ("enable", the YANG default and what minigraph.py
+    writes), written out because db_migrator's migrate_device_metadata copies it from
+    golden_config_db.json when CONFIG_DB lacks it, and writes the string "None" when the golden
+    file lacks it too (sonic-utilities 691b1bbc scripts/db_migrator.py; tests/test_db_migrator)."""
+    return {"docker_routing_config_mode": "unified", "frr_mgmt_framework_config": "true",
+            "synchronous_mode": "enable"}
+
+
+def golden(device_metadata: dict[str, str]) -> dict[str, dict[str, dict[str, str]]]:
+    """/etc/sonic/golden_config_db.json for the switch: its whole DEVICE_METADATA|localhost.
+
+    db_migrator (run by `config reload`, image upgrades and config-setup) takes
+    DEVICE_METADATA from minigraph.xml and golden_config_db.json, the golden file's tables
+    replacing minigraph's, and resets docker_routing_config_mode to that source's whenever
+    either file exists (migrate_routing_config_mode: minigraph.py writes "separated"; a golden
+    file without the field writes "None"). The golden file holding this switch's metadata keeps
+    "unified" through all of them; it is whole, not the two routing fields, because
+    `config load_minigraph --override_config` replaces the DEVICE_METADATA table with it.
+    config-setup carries golden_config_db.json across image upgrades (its copy_list)."""
+    return {"DEVICE_METADATA": {"localhost": dict(device_metadata)}}
 
 
 def _peer_asn(p: FabricPort) -> int | None:
