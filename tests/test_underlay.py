@@ -440,9 +440,6 @@ def test_push_candidates_remove_bfd_and_dlb_the_render_no_longer_has() -> None:
     out = candidate.eos_candidate(running, render_text)
     assert "router bfd" not in out and "load-balance" not in out
     assert "interface Management1" in out
-    frr = candidate.frr_candidate("bfd\n profile fabgen\n exit\nexit\n!\nfpm address 1.2.3.4\n",
-                                  "router bgp 65101\nexit\n")
-    assert "profile fabgen" not in frr and "fpm address" in frr
     nv = candidate.nvue_candidate(
         [{"set": {"router": {"adaptive-routing": {"enable": "on"}, "ptp": {"enable": "on"}}}}],
         [{"set": {"router": {"bgp": {"enable": "on"}}}}])
