@@ -164,6 +164,20 @@ def test_config_db_validates_with_yanglint(name: str, case_dir: Path) -> None:
 
 
 @pytest.mark.realtool
+@pytest.mark.parametrize("name", CASES)
+def test_golden_config_validates_and_matches_device_metadata(name: str, case_dir: Path) -> None:
+    """golden_config_db.json holds the switch's whole DEVICE_METADATA (what db_migrator and
+    `config load_minigraph --override_config` take from it), valid for the YANG models too."""
+    sonic_yang.yang_root()
+    case = _case(name, case_dir)
+    for switch in _one_per_role(case):
+        golden = json.loads(case.files[f"sonic/{switch.name}/golden_config_db.json"])
+        assert golden == {"DEVICE_METADATA": case.config(switch)["DEVICE_METADATA"]}
+        result = sonic_yang.validate(golden)
+        assert result.ok, f"{name}/{switch.name}:\n{result.stderr}"
+
+
+@pytest.mark.realtool
 def test_three_tier_case_covers_core(case_dir: Path) -> None:
     sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
     roles = {s.role for s in _one_per_role(_case("3tier-2plane", case_dir))}

@@ -153,17 +153,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "verify", help="compare SONiC/NVUE switches' saved show outputs with the plan",
         description="Read DIR/<switch>/ (the files verify/collect-<platform>.sh saves: LLDP, "
-                    "interfaces, BGP, BFD, PFC and PFC watchdog) and report every port, neighbour "
-                    "or session that differs from the plan. EOS switches: run "
-                    "verify/anta-catalog.yaml with ANTA.",
+                    "interfaces, SONiC's routing mode and golden file, BGP, BFD, PFC and PFC "
+                    "watchdog) and report every port, neighbour or session that differs from "
+                    "the plan. EOS switches: run verify/anta-catalog.yaml with ANTA.",
         epilog="example:\n  fabgen verify pod-a.yaml saved/ --devices 'leaf-*'\n\n"
                "exit codes: 0 every switch matches, 1 mismatches or invalid input, 2 usage")
     p.add_argument("intent", metavar="INTENT")
     p.add_argument("saved", metavar="DIR", help="one sub-directory of saved outputs per switch")
     p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
     p.add_argument("--checks", metavar="LIST",
-                   help="comma-separated subset of: outputs, interfaces, lldp, bgp, bfd, "
-                        "pfc, pfc-watchdog (default: all)")
+                   help="comma-separated subset of: outputs, interfaces, lldp, routing, bgp, "
+                        "bfd, pfc, pfc-watchdog (default: all)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command(

@@ -86,7 +86,7 @@ SIGNALS: dict[str, Signals] = {
         # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
         # holds only sessions created through APPL_DB for hardware offload (sonic-swss
         # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
-        # frr.conf does not ask for. `fabgen verify` reads `show bfd peers json` instead.
+        # BGP config does not ask for. `fabgen verify` reads `show bfd peers json` instead.
         bfd_up=None,
         oper_up="sonic_port_state_oper_up{f}", carrier=None,
         speed="sonic_port_state_speed{f}", speed_per_gbps=1000),  # APPL_DB PORT_TABLE: Mb/s

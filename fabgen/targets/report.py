@@ -288,7 +288,10 @@ class ReportTarget:
 
         context["placement"] = placement.report_section(ctx)
         # Every warning the render printed (the intent's, as on the terminal), then the plan's.
-        context["warnings"] = [*ctx.warnings, *context["warnings"]]
+        from fabgen.targets import sonic
+
+        sonic_notes = sonic.report_warnings(ctx) if ctx.qos is not None else []
+        context["warnings"] = [*ctx.warnings, *context["warnings"], *sonic_notes]
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

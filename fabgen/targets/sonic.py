@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from fabgen import underlay
@@ -37,6 +38,7 @@ __all__ = [
     "config_db_text",
     "device_config",
     "frr_text",
+    "report_warnings",
     "switch_buffers",
     "switch_hash",
 ]
@@ -449,6 +451,24 @@ def _pfc_wd(plan: QosPlan, names: tuple[str, ...]) -> Table:
             "restoration_time": str(wd.restoration_ms),
         }
     return table
+
+
+def report_warnings(ctx: RenderContext) -> list[str]:
+    """What the report must say about the SONiC configs fabgen cannot make whole: ports of the
+    SKU's port table outside the front-panel cages (NVIDIA's 25G etp65, Arista's two 10G SFPs),
+    which config_db.json leaves out, so `config reload` does not create them."""
+    out = []
+    seen: dict[tuple[str, int], int] = Counter(
+        (s.model, s.breakout) for s in ctx.fabric.switches if s.platform == "sonic")
+    for (model, breakout), count in sorted(seen.items()):
+        known = sonic_skus.models().get(model)
+        sku = known.for_split(breakout) if known is not None else None
+        if sku is not None and sku.extra_ports:
+            out.append(f"SONiC {sku.hwsku} ({count} switch(es)): its port_config.ini also lists "
+                       f"{', '.join(sku.extra_ports)}, outside the front-panel cages; "
+                       "config_db.json leaves it out (no cable, no buffers sized), so it is "
+                       "not created after `config reload`")
+    return out
 
 
 # --- FRR ------------------------------------------------------------------------------------
