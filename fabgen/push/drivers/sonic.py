@@ -93,9 +93,10 @@ class SonicDriver(LinuxDriver):
     device's DEVICE_METADATA as it will run, so db_migrator (config reload, image upgrades) keeps
     the routing mode where a minigraph.xml exists; the previous file is kept on the device and
     restored with the checkpoint on rollback, and so is /etc/sonic/frr/frr.conf, which the
-    container rewrites from CONFIG_DB once it runs frrcfgd. The diff is LOCAL: fabgen compares the tables it
-    owns in `show runningconfiguration all` and the golden file with the candidates. After the
-    commit fabgen checks that bgpd runs the rendered router and neighbours and that bfdd answers.
+    container rewrites from CONFIG_DB once it runs frrcfgd. The diff is LOCAL: fabgen compares
+    the tables it owns in `show runningconfiguration all` and the golden file with the
+    candidates. After the commit fabgen checks that bgpd runs the rendered router and
+    neighbours and that bfdd answers.
 
     SONiC has no commit-confirm. fabgen arms its own timer *on the device* before applying: a
     detached `sleep N; config rollback <checkpoint>` (and golden file restore) that fires unless
