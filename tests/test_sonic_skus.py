@@ -101,14 +101,19 @@ def test_custom_switch_on_sonic_is_an_error(tmp_path: Path) -> None:
         str(err.value)
 
 
-def test_core_needs_a_t2_buffer_template(tmp_path: Path) -> None:
-    """A third tier is BackEndSpineRouter: buffers_defaults_t2.j2, which Mellanox-SN5600-O128
-    does not ship (only Mellanox-SN4700-C128 among NVIDIA's SKUs here does)."""
-    with pytest.raises(FabgenError) as err:
-        _load(tmp_path, "sn5600", "400G", ", breakout: 2x400G", "  tiers: 3\n", ", core: sonic")
-    assert ("platforms.core: SONiC core switches are DEVICE_METADATA type BackEndSpineRouter, "
-            "whose buffers need buffers_defaults_t2.j2; Mellanox-SN5600-O128 publishes only t0, "
-            "t1") in str(err.value)
+def test_core_type_follows_the_templates_the_sku_ships() -> None:
+    """A third tier is BackEndSpineRouter (buffers_defaults_t2.j2) where the SKU ships the
+    template (Mellanox-SN4700-C128), else the tier below's type, whose t1 template every SKU
+    here has (Mellanox-SN5600-O128)."""
+    c128 = sonic_skus.sku_for("sn4700", 4)
+    o128 = sonic_skus.sku_for("sn5600", 2)
+    assert c128 is not None and o128 is not None
+    assert sonic_skus.device_type("core", c128) == "BackEndSpineRouter"
+    assert sonic_skus.device_type("core", o128) == sonic_skus.CORE_FALLBACK == "BackEndLeafRouter"
+    assert sonic_skus.buffer_template(sonic_skus.device_type("core", o128)) in \
+        o128.buffer_templates
+    for role in ("leaf", "spine"):
+        assert sonic_skus.device_type(role, o128) == sonic_skus.ROLE_TYPE[role]
 
 
 # --- the published directories themselves (FABGEN_UPSTREAM) ----------------------------------

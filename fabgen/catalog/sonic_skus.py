@@ -26,10 +26,12 @@ import yaml
 
 __all__ = [
     "BUILDIMAGE",
+    "CORE_FALLBACK",
     "ROLE_TYPE",
     "ModelSkus",
     "SonicSku",
     "buffer_template",
+    "device_type",
     "models",
     "port_layout",
     "sku_for",
@@ -42,6 +44,19 @@ BUILDIMAGE = "sonic-net/sonic-buildimage 086b03bd70f9 (2026-08-23)"
 # A leaf is the hosts' ToR (T0), a spine the leaves' leaf router (T1), a core the spines' spine.
 ROLE_TYPE: dict[str, str] = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter",
                              "core": "BackEndSpineRouter"}
+# A core on a SKU without buffers_defaults_t2.j2 (NVIDIA ships t2 for none of the SKUs here but
+# Mellanox-SN4700-C128) is typed as the tier below it, whose t1 template the SKU has: its
+# buffers are fabgen's own either way, and the type only picks the template SONiC would
+# regenerate them from (`config qos reload`).
+CORE_FALLBACK = "BackEndLeafRouter"
+
+
+def device_type(role: str, sku: SonicSku) -> str:
+    """DEVICE_METADATA type of a switch of this role on this SKU (see ROLE_TYPE)."""
+    wanted = ROLE_TYPE[role]
+    if role == "core" and buffer_template(wanted) not in sku.buffer_templates:
+        return CORE_FALLBACK
+    return wanted
 
 
 def buffer_template(device_type: str) -> str | None:

@@ -173,7 +173,7 @@ def _sonic_skus(intent: Intent, diags: Diagnostics) -> None:
                         "port table or buffer templates for it", loc,
                         f"{hint} ({sonic_skus.BUILDIMAGE}); or use another platform")
             continue
-        device_type = sonic_skus.ROLE_TYPE[role]
+        device_type = sonic_skus.device_type(role, sku)
         template = sonic_skus.buffer_template(device_type)
         if template not in sku.buffer_templates:
             diags.error(f"SONiC {role} switches are DEVICE_METADATA type {device_type}, whose "
@@ -181,6 +181,7 @@ def _sonic_skus(intent: Intent, diags: Diagnostics) -> None:
                         f"only {', '.join(sku.buffer_templates)}", ("platforms", role),
                         "use a switch model and split whose SKU ships that template, or "
                         "another platform for this tier")
+
 
 
 def _qos(intent: Intent, diags: Diagnostics) -> None:

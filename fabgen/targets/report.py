@@ -288,10 +288,11 @@ class ReportTarget:
 
         context["placement"] = placement.report_section(ctx)
         # Every warning the render printed (the intent's, as on the terminal), then the plan's.
+        # Then what the SONiC configs cannot make whole (render facts, not intent warnings).
         from fabgen.targets import sonic
 
-        sonic_notes = sonic.report_warnings(ctx) if ctx.qos is not None else []
-        context["warnings"] = [*ctx.warnings, *context["warnings"], *sonic_notes]
+        notes = sonic.report_notes(ctx) if sonic.TARGET.applies(ctx) else []
+        context["warnings"] = [*ctx.warnings, *context["warnings"], *notes]
         return {
             "report.md": templating.render("report/report.md.j2", **context),
             "report.svg": render_svg(ctx.fabric, ctx.intent.cluster.node.gpus),

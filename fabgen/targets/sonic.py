@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 from fabgen import underlay
@@ -38,7 +37,7 @@ __all__ = [
     "config_db_text",
     "device_config",
     "frr_text",
-    "report_warnings",
+    "report_notes",
     "switch_buffers",
     "switch_hash",
 ]
@@ -263,7 +262,7 @@ def _metadata(switch: Switch, plan: QosPlan, buffer_model: str) -> dict[str, str
         "platform": platform,
         "mac": _mac(switch.name),
         "bgp_asn": str(switch.asn),
-        "type": sonic_skus.ROLE_TYPE[switch.role],
+        "type": sonic_skus.device_type(switch.role, sku),
         "buffer_model": buffer_model,
         "default_pfcwd_status": "enable" if plan.watchdog.enabled else "disable",
         **sonic_bgp.metadata(),
@@ -453,21 +452,30 @@ def _pfc_wd(plan: QosPlan, names: tuple[str, ...]) -> Table:
     return table
 
 
-def report_warnings(ctx: RenderContext) -> list[str]:
-    """What the report must say about the SONiC configs fabgen cannot make whole: ports of the
-    SKU's port table outside the front-panel cages (NVIDIA's 25G etp65, Arista's two 10G SFPs),
-    which config_db.json leaves out, so `config reload` does not create them."""
+def report_notes(ctx: RenderContext) -> list[str]:
+    """What the report's warnings must add about the SONiC configs (render facts, not intent
+    mistakes, so `--strict` does not refuse them): ports of a SKU's port table outside the
+    front-panel cages (NVIDIA's 25G etp65, Arista's two 10G SFPs), which config_db.json leaves
+    out, and cores typed as the tier below because the SKU ships no t2 buffer template."""
     out = []
-    seen: dict[tuple[str, int], int] = Counter(
-        (s.model, s.breakout) for s in ctx.fabric.switches if s.platform == "sonic")
-    for (model, breakout), count in sorted(seen.items()):
-        known = sonic_skus.models().get(model)
-        sku = known.for_split(breakout) if known is not None else None
-        if sku is not None and sku.extra_ports:
-            out.append(f"SONiC {sku.hwsku} ({count} switch(es)): its port_config.ini also lists "
-                       f"{', '.join(sku.extra_ports)}, outside the front-panel cages; "
-                       "config_db.json leaves it out (no cable, no buffers sized), so it is "
-                       "not created after `config reload`")
+    seen: dict[tuple[str, int], list[Switch]] = {}
+    for s in ctx.fabric.switches:
+        if s.platform == "sonic":
+            seen.setdefault((s.model, s.breakout), []).append(s)
+    for switches in seen.values():
+        _, sku = _sku(switches[0])
+        if sku.extra_ports:
+            out.append(f"SONiC {sku.hwsku} ({len(switches)} switch(es)): its port_config.ini "
+                       f"also lists {', '.join(sku.extra_ports)}, outside the front-panel "
+                       "cages; config_db.json leaves it out (no cable, no buffers sized), so it "
+                       "is not created after `config reload`")
+        cores = [s for s in switches if s.role == "core"]
+        typed = sonic_skus.device_type("core", sku)
+        if cores and typed != sonic_skus.ROLE_TYPE["core"]:
+            out.append(f"SONiC cores on {sku.hwsku} ({len(cores)}) are DEVICE_METADATA type "
+                       f"{typed}: the SKU ships no buffers_defaults_t2.j2 for "
+                       f"{sonic_skus.ROLE_TYPE['core']}; fabgen writes their buffers itself, "
+                       "and `config qos reload` would rebuild them from the t1 template")
     return out
 
 

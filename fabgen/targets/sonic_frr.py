@@ -235,8 +235,7 @@ def frr_conf(db: ConfigDb) -> str:
         raise ValueError(f"frrcfgd model: tables {', '.join(unmodelled)} reach frr.conf but "
                          "are not modelled")
     lines = _header(db)
-    lines += ["!", "! end of template: bgpd/bgpd.conf.db.j2", "!",
-              "! template: bgpd/bgpd.conf.db.j2", "!",
+    lines += ["!", "! template: bgpd/bgpd.conf.db.j2", "!",
               "! BGP configuration using config DB BGP instance tables", "!"]
     lines += _prefix_lists(db) + _route_maps(db) + _router(db)
     lines += ["!", "! template: ospfd/ospfd.conf.j2", "!",

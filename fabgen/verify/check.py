@@ -224,7 +224,8 @@ def _sonic_routing(sw: ExpectedSwitch, texts: dict[str, str]) -> list[Finding]:
                 out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA {field} {value} "
                                    f"({why})", str(meta.get(field, "not set"))))
         role_type = sonic_skus.ROLE_TYPE.get(sw.role)
-        if role_type is not None and meta.get("type") != role_type:
+        allowed = {role_type, sonic_skus.CORE_FALLBACK} if sw.role == "core" else {role_type}
+        if role_type is not None and meta.get("type") not in allowed:
             out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA type {role_type} (its "
                                "buffer template ships with the SKU)",
                                str(meta.get("type", "not set"))))
