@@ -67,6 +67,14 @@ def _need_lab() -> None:
         _missing(why)
 
 
+def test_cli_refuses_what_has_no_bgp_underlay(cli) -> None:  # type: ignore[no-untyped-def]
+    ib = next(p for p in INVENTORIES if p.stem.startswith("ib-"))
+    run = cli("frr-lab", str(ib))
+    assert run.code == 1 and "an InfiniBand fabric has no BGP underlay" in run.err
+    helped = cli("frr-lab", "--help")
+    assert helped.code == 0 and "sudo fabgen frr-lab pod-a.yaml" in helped.out
+
+
 def test_every_sonic_example_is_covered() -> None:
     assert [p.stem for p in EXAMPLES] == ["roce-256-sonic"]
 

@@ -149,11 +149,14 @@ def cmd_frr_lab(args: argparse.Namespace, console: Console) -> int:
         console.error(f"cannot run an FRR lab here: {why}")
         return EXIT_USAGE
     ctx = RenderContext(intent=intent, fabric=build(intent), qos=qos.plan(intent))
-    progress = None if args.quiet or args.json else console.info
+    def progress(message: str) -> None:  # stderr: stdout carries the result
+        console.info(message, sys.stderr)
+
+    quiet = args.quiet or args.json
     try:
         lab = from_context(ctx, args.switches)
         result = run_lab(lab, timeout=args.timeout, detect=args.detect, hold=args.hold,
-                         progress=progress)
+                         progress=None if quiet else progress)
     except LabError as exc:
         console.error(str(exc))
         return EXIT_INVALID

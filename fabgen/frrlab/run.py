@@ -70,7 +70,8 @@ def run_lab(lab: Lab, *, timeout: float = 90.0, detect: bool = True, hold: bool 
         bfd_ms = underlay.FRR_BFD_DEFAULTS[0] * underlay.FRR_BFD_DEFAULTS[1]
         if lab.switch(sw).bfd:
             result.detections.append(measure(ns, lab, cable, "bfd", bfd_ms, hold_ms / 1000 + 5))
-            say(f"BFD: {result.detections[-1]}")
+            say(f"dropped {sw} {cable[0][1]} <-> {peer}: BFD down after "
+                f"{result.detections[-1].bfd_down_ms} ms")
             wait_session(ns, lab, cable)
         if hold or not lab.switch(sw).bfd:
             bfd_on = lab.switch(sw).bfd
@@ -84,7 +85,8 @@ def run_lab(lab: Lab, *, timeout: float = 90.0, detect: bool = True, hold: bool 
             try:
                 result.detections.append(
                     measure(ns, lab, cable, "hold-timer", hold_ms, hold_ms / 1000 + 5))
-                say(f"hold timer: {result.detections[-1]}")
+                say(f"dropped {sw} {cable[0][1]} <-> {peer} with BFD off: BGP down after "
+                    f"{result.detections[-1].bgp_down_ms} ms")
             finally:
                 if bfd_on:
                     for end in (sw, peer):
