@@ -298,7 +298,8 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
     if t.core is None and t.tiers != 3:
         del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
     # Per model and port split: NVIDIA publishes lookup tables (the traditional model) for
-    # some splits of a switch only (an SN4700 split 2x200G has none).
+    # some splits of a switch only, and its Mellanox-* SKUs run only the traditional model
+    # (catalog.buffers.spectrum.DYNAMIC_MODEL_SKUS).
     by_model: dict[tuple[str, int], list[str]] = {}
     speed = sizing.link_speed(intent)
     for role, platform in roles.items():

@@ -22,6 +22,7 @@ __all__ = [
     "ADAPTIVE",
     "BFD_PROFILE",
     "DEFAULT_HASH_FIELDS",
+    "FRR_BFD_DEFAULTS",
     "HASH_FIELDS",
     "MAX_ECMP",
     "Bfd",
@@ -38,6 +39,12 @@ Mode = Literal["hash", "adaptive"]
 
 # Name of the BFD profile FRR (SONiC) and later Cumulus releases attach to the BGP peers.
 BFD_PROFILE = "fabgen"
+# FRR bfdd's session defaults (FRR user guide, "BFD": detect-multiplier 3, receive-interval and
+# transmit-interval 300 ms; bfdd/bfd.h BFD_DEFDETECTMULT, BFD_DEF_REQ_MIN_RX,
+# BFD_DEF_DES_MIN_TX). SONiC's BGP schema turns BFD on per peer (`neighbor ... bfd`) and has no
+# timer fields; other timers need BFD_PEER_SINGLE_HOP, which no SONiC YANG model covers
+# (sonic-buildimage src/sonic-yang-models at 086b03bd70f9), so SONiC runs these.
+FRR_BFD_DEFAULTS = (300, 3)  # (interval ms, multiplier)
 
 # The ECMP hash's default input: the RoCEv2 5-tuple. Cumulus hashes exactly these (plus the
 # IPv6 flow label) by default (Cumulus Linux 5.12 user guide, "Equal Cost Multipath Load
@@ -194,6 +201,15 @@ def check(intent: Intent, diags: Diagnostics) -> None:
                 "radix")
     lb = intent.load_balancing
     used = {roles[r] for r in ecmp_widths(shape)}
+    bfd = intent.underlay.bfd
+    if "sonic" in used and bfd.enabled and (bfd.interval_ms, bfd.multiplier) != FRR_BFD_DEFAULTS:
+        field = "interval_ms" if bfd.interval_ms != FRR_BFD_DEFAULTS[0] else "multiplier"
+        diags.error(f"SONiC runs BFD at bfdd's defaults ({FRR_BFD_DEFAULTS[0]} ms x "
+                    f"{FRR_BFD_DEFAULTS[1]}): its BGP schema has no BFD timers, and the table "
+                    "that has (BFD_PEER_SINGLE_HOP) has no SONiC YANG model, so fabgen does not "
+                    "write it", ("underlay", "bfd", field),
+                    f"use interval_ms {FRR_BFD_DEFAULTS[0]} and multiplier "
+                    f"{FRR_BFD_DEFAULTS[1]} with SONiC switches, or another platform")
     for platform in sorted(used):
         missing = [f for f in lb.hash_fields if f not in HASH_FIELDS[platform]]
         if missing:

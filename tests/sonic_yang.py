@@ -49,7 +49,12 @@ def _dirs() -> tuple[Path, Path]:
 
 # config_db table -> the sonic-yang module (= its top container) that models it.
 TABLE_MODULES: dict[str, str] = {
+    "BGP_GLOBALS": "sonic-bgp-global",
+    "BGP_GLOBALS_AF": "sonic-bgp-global",
+    "BGP_GLOBALS_AF_NETWORK": "sonic-bgp-global",
     "BGP_NEIGHBOR": "sonic-bgp-neighbor",
+    "BGP_PEER_GROUP": "sonic-bgp-peergroup",
+    "BGP_PEER_GROUP_AF": "sonic-bgp-peergroup",
     "BUFFER_PG": "sonic-buffer-pg",
     "BUFFER_POOL": "sonic-buffer-pool",
     "BUFFER_PORT_EGRESS_PROFILE_LIST": "sonic-buffer-port-egress-profile-list",
@@ -69,7 +74,11 @@ TABLE_MODULES: dict[str, str] = {
     "PFC_WD": "sonic-pfcwd",
     "PORT": "sonic-port",
     "PORT_QOS_MAP": "sonic-port-qos-map",
+    "PREFIX": "sonic-routing-policy-sets",
+    "PREFIX_SET": "sonic-routing-policy-sets",
     "QUEUE": "sonic-queue",
+    "ROUTE_MAP": "sonic-route-map",
+    "ROUTE_MAP_SET": "sonic-route-map",
     "SCHEDULER": "sonic-scheduler",
     "SWITCH_HASH": "sonic-hash",
     "TC_TO_PRIORITY_GROUP_MAP": "sonic-tc-priority-group-map",

@@ -3,8 +3,9 @@
 The rows below are copied from sonic-net/sonic-buildimage at 086b03bd70f9 (2026-08-23), the
 files named above each block: NVIDIA's pg_profile_lookup.ini for the SKUs fabgen renders
 (ACS-SN5600, whose table Mellanox-SN5600-O128 links to; Mellanox-SN5600-V256; ACS-MSN4700,
-whose table ACS-MSN4600C links to) and Arista's for the 7060X6. Columns: speed (Mb/s), cable,
-size, xon, xoff, threshold [, xon_offset].
+whose table ACS-MSN4600C links to; Mellanox-SN4700-V64 and -C128, the traditional-model SKUs of
+the split SN4700) and Arista's for the 7060X6. Columns: speed (Mb/s), cable, size, xon, xoff,
+threshold [, xon_offset].
 """
 
 from __future__ import annotations
@@ -111,9 +112,86 @@ ARISTA_7060X6_64PE_256X200G = """\
  200000  40m  18796   0    300990  0         3556
 """
 
+# device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-O8C48/pg_profile_lookup.ini
+# (Mellanox-SN4700-V64 links to it)
+MELLANOX_SN4700_V64 = """\
+  10000    5m 19456  19456  16384          0
+  25000    5m 19456  19456  17408          0
+  40000    5m 19456  19456  19456          0
+  50000    5m 19456  19456  21504          0
+ 100000    5m 19456  19456  37888          0
+ 200000    5m 19456  19456  43008          0
+ 400000    5m 38912  38912  73728          0
+  10000   40m 19456  19456  16384          0
+  25000   40m 19456  19456  18432          0
+  40000   40m 19456  19456  21504          0
+  50000   40m 19456  19456  23552          0
+ 100000   40m 19456  19456  43008          0
+ 200000   40m 19456  19456  51200          0
+ 400000   40m 38912  38912  91136          0
+  10000  300m 19456  19456  19456          0
+  25000  300m 19456  19456  26624          0
+  40000  300m 19456  19456  34816          0
+  50000  300m 19456  19456  40960          0
+ 100000  300m 19456  19456  75776          0
+ 200000  300m 19456  19456  118784         0
+ 400000  300m 38912  38912  225280         0
+  10000 1500m 19456  19456  35840          0
+  25000 1500m 19456  19456  65536          0
+  40000 1500m 19456  19456  96256          0
+  50000 1500m 19456  19456  117760         0
+ 100000 1500m 19456  19456  230400         0
+ 200000 1500m 19456  19456  427008         0
+ 400000 1500m 38912  38912  427008         0
+  10000 2000m 19456  19456  41984          0
+  25000 2000m 19456  19456  80896          0
+  40000 2000m 19456  19456  121856         0
+  50000 2000m 19456  19456  149504         0
+ 100000 2000m 19456  19456  293888         0
+ 200000 2000m 19456  19456  555008         0
+ 400000 2000m 38912  38912  555008         0
+"""
+
+# device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-C128/pg_profile_lookup.ini
+MELLANOX_SN4700_C128 = """\
+  10000    5m 19456  19456  24576          0
+  25000    5m 19456  19456  26624          0
+  40000    5m 19456  19456  30720          0
+  50000    5m 19456  19456  33792          0
+ 100000    5m 19456  19456  59392          0
+ 200000    5m 19456  19456  66560          0
+ 400000    5m 38912  38912  115712         0
+  10000   40m 19456  19456  25600          0
+  25000   40m 19456  19456  28672          0
+  40000   40m 19456  19456  33792          0
+  50000   40m 19456  19456  36864          0
+ 100000   40m 19456  19456  66560          0
+ 200000   40m 19456  19456  80896          0
+ 400000   40m 38912  38912  144384         0
+  10000  300m 19456  19456  30720          0
+  25000  300m 19456  19456  41984          0
+  40000  300m 19456  19456  54272          0
+  50000  300m 19456  19456  63488          0
+ 100000  300m 19456  19456  120832         0
+ 200000  300m 19456  19456  188416         0
+ 400000  300m 38912  38912  358400         0
+  10000 1500m 19456  19456  55296          0
+  25000 1500m 19456  19456  103424         0
+  40000 1500m 19456  19456  153600         0
+  50000 1500m 19456  19456  187392         0
+ 100000 1500m 19456  19456  366592         0
+  10000 2000m 19456  19456  32768          0
+  25000 2000m 19456  19456  64512          0
+  40000 2000m 19456  19456  97280          0
+  50000 2000m 19456  19456  119808         0
+ 100000 2000m 19456  19456  234496         0
+ 400000 2000m 38912  38912  876544         0
+"""
+
 NVIDIA = {"ACS-SN5600": ACS_SN5600, "Mellanox-SN5600-O128": ACS_SN5600,
           "Mellanox-SN5600-V256": MELLANOX_SN5600_V256, "ACS-MSN4700": ACS_MSN4700,
-          "ACS-MSN4600C": ACS_MSN4700}
+          "ACS-MSN4600C": ACS_MSN4700, "Mellanox-SN4700-V64": MELLANOX_SN4700_V64,
+          "Mellanox-SN4700-C128": MELLANOX_SN4700_C128}
 ARISTA = {"Arista-7060X6-64PE-O128S2": ARISTA_7060X6_64PE_O128S2,
           "Arista-7060X6-64PE-256x200G": ARISTA_7060X6_64PE_256X200G}
 
@@ -144,11 +222,21 @@ def test_formula_gives_every_published_row(sku: str) -> None:
                                    shared_headroom=spec.shared_headroom,
                                    overhead_mtu=spec.overhead_mtu)
         if (spec.sku, speed, cable) in spectrum.PUBLISHED_EXCEPTIONS:
-            # The one published row no revision produces: size 1 KiB below its own xon + xoff.
-            assert (got.xon, got.xoff, got.size - 1024) == (row.xon, row.xoff, row.size)
-            assert row.size == row.xon + row.xoff - 1024
+            assert got != row, (sku, speed, cable, "an exception the formula gives")
+            if spec.sku == "ACS-SN5600":
+                # Size 1 KiB below its own xon + xoff, which no revision produces.
+                assert (got.xon, got.xoff, got.size - 1024) == (row.xon, row.xoff, row.size)
+            else:
+                # The SN4700 tables' long-cable rows: only xoff differs from the formula.
+                assert (got.xon, got.size) == (row.xon, row.size) and got.xoff != row.xoff
             continue
         assert got == row, (sku, speed, cable)
+
+
+def test_exceptions_are_few_and_long() -> None:
+    """Every row the formula does not give is a 1500 m or 2000 m row, but ACS-SN5600's one."""
+    for sku, speed, cable in spectrum.PUBLISHED_EXCEPTIONS:
+        assert cable in (1500, 2000) or (sku, speed, cable) == ("ACS-SN5600", 40000, 5)
 
 
 def test_issue_numbers_for_sn5600_400g() -> None:
@@ -199,8 +287,13 @@ def test_models_per_switch() -> None:
         unpublished = model_for(key, 1)
         assert unpublished is not None and unpublished.table is None and unpublished.note
     assert model_for("custom", 1) is None
-    split = model_for("sn4700", 4)
+    split = model_for("sn4600c", 2)
     assert split is not None and split.table is None and split.modes == ("dynamic",)
+    # NVIDIA's Mellanox-* SKUs (but O128) run the traditional model: db_migrator forces it.
+    for key, breakout in (("sn4700", 2), ("sn4700", 4), ("sn5600", 4)):
+        traditional = model_for(key, breakout)
+        assert traditional is not None and traditional.table is not None
+        assert traditional.modes == ("traditional",) == (traditional.default_mode,)
 
 
 def test_pool_sizes_refuse_more_headroom_than_buffer() -> None:

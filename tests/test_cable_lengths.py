@@ -270,25 +270,29 @@ def test_measured_lengths_validate_with_yanglint(tmp_path: Path) -> None:
         assert result.ok, f"{switch}:\n{result.stderr}"
 
 
-def test_a_sonic_switch_without_a_vendor_model_says_not_sized(tmp_path: Path) -> None:
-    """A custom switch and a generic Tomahawk 5 on SONiC: fabgen writes CABLE_LENGTH (the
-    measured length too) and no headroom of its own, and the report says NOT SIZED with the
-    reason; config_db.json is JSON, so the report is where it is said."""
+def test_a_sonic_switch_without_a_vendor_table_says_not_sized(tmp_path: Path) -> None:
+    """An unsplit Arista 7060X6 on SONiC (Arista-7060X6-64PE: Arista publishes no lossless
+    table for its 800G ports): fabgen writes CABLE_LENGTH (the measured length too) and no
+    headroom of its own, and the report says NOT SIZED with the reason; config_db.json is JSON,
+    so the report is where it is said. (A switch without a published SONiC SKU at all is
+    refused at load: tests/test_sonic_skus.py.)"""
     path = tmp_path / "pod.yaml"
     path.write_text(INTENT.format(leaf_model="sn5600", spine_model="sn5600", mode="auto",
                                   extra=_inline(
         f"{{cable: {HOST_CABLE}, length_m: 30}}"), leaf="sonic", spine="sonic").replace(
+        "fabric: {transport: roce, speed: 400G}", "fabric: {transport: roce, speed: 800G}").replace(
+        "  nodes: 8\n", "  nodes: 8\n  node: {model: generic, gpus: 8, nics: 8, nic: connectx-8, "
+        "nic_ports: 1}\n").replace(
         "leaf: {model: sn5600, breakout: 2x400G}\n  spine: {model: sn5600, breakout: 2x400G}",
-        "leaf: {ports: 64, speed: 400G}\n  spine: {model: th5-51t, breakout: 2x400G}"),
+        "leaf: {model: 7060x6-64pe}"),
         encoding="utf-8")
     files = render(load(path))
     leaf = _config(files, LEAF)
+    assert leaf["DEVICE_METADATA"]["localhost"]["hwsku"] == "Arista-7060X6-64PE"
     assert leaf["CABLE_LENGTH"]["ROCE"][LEAF_PORT] == "30m"
     assert not {"BUFFER_PROFILE", "BUFFER_PG", "BUFFER_POOL"} & set(leaf)
     section = files["report.md"].split("### PFC headroom", 1)[1].split("\n## ", 1)[0]
     rows = [ln for ln in section.splitlines() if ln.startswith("| SONiC")]
     assert rows and all(ln.endswith("| NOT SIZED |") for ln in rows)
-    assert any("| leaf custom | host ports | 400G | 30 m (measured) |" in ln
-               and "custom switch: no vendor model" in ln for ln in rows)
-    assert any("| spine th5-51t |" in ln and "Broadcom publishes no Tomahawk 5" in ln
-               for ln in rows)
+    assert any("| leaf 7060x6-64pe | host ports | 800G | 30 m (measured) |" in ln
+               for ln in rows), rows

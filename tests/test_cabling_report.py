@@ -73,6 +73,8 @@ EXTRA: dict[str, dict[str, Any]] = {
         "fabric": {"transport": "roce", "speed": "400G"},
         "cluster": {"nodes": 8},
         "topology": {"leaf": {"ports": 32, "speed": "800G", "breakout": "2x400G"}},
+        # A custom switch has no SONiC HwSKU (refused on SONiC at load): EOS names its ports.
+        "platforms": {"leaf": "eos"},
     },
 }
 CASES = [*INVENTORIES, *EXTRA]

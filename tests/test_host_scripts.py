@@ -718,7 +718,7 @@ def test_switch_configs_agree_with_nic_and_nccl(name: str, platform: str) -> Non
         mtus: set[int] = set()
         facing: dict[str, str] = {}  # description -> switch address
         if platform == "sonic":
-            if not path.endswith("config_db.json"):
+            if not path.endswith("/config_db.json"):
                 continue
             db = json.loads(text)
             maps = [{int(k): int(v) for k, v in m.items()}

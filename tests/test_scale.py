@@ -45,7 +45,7 @@ def test_32k_roce_fabric_keeps_every_invariant(roce_32k: Path) -> None:
     files = render(loaded)
     manifest = json.loads(files["manifest.json"])
     assert set(manifest["files"]) == set(files) - {"manifest.json"}
-    configs = [p for p in files if p.startswith("sonic/") and p.endswith("config_db.json")]
+    configs = [p for p in files if p.startswith("sonic/") and p.endswith("/config_db.json")]
     assert len(configs) == len(fabric.switches)
     # every host /31 appears on exactly one switch port of the rendered configs
     host_ends = {str(link.z_address) for link in fabric.links if link.kind == "node-leaf"}

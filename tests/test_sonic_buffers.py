@@ -56,6 +56,12 @@ CASES = {
     # NVIDIA's shared-headroom-pool SKU (size = xon) with its one-ingress-pool objects.
     "sn5600-v256-traditional": dict(speed="200G", model="sn5600", breakout=", breakout: 4x200G",
                                     host=5, fabric=40, mode="traditional"),
+    # The split SN4700's SKUs, traditional by NVIDIA's choice (db_migrator forces it): the
+    # model picks it, shared headroom pool, one ingress pool.
+    "sn4700-v64": dict(speed="200G", model="sn4700", breakout=", breakout: 2x200G", host=5,
+                       fabric=300, mode="auto"),
+    "sn4700-c128": dict(speed="100G", model="sn4700", breakout=", breakout: 4x100G", host=5,
+                        fabric=40, mode="auto"),
 }
 # ASIC_TABLE pipeline_latency of Spectrum-3 and Spectrum-4, KiB (sonic-buildimage
 # platform/mellanox/asic_table.j2 at 086b03bd70f9).

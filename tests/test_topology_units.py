@@ -75,6 +75,7 @@ def test_min_spines_that_cannot_be_met_is_a_warning() -> None:
         "topology": {"style": "rail-unaware", "leaf": {"ports": 8, "speed": "400G"},
                      "min_spines": 8},
         "addressing": {"asn": {"leaf_start": 4200000000}},
+        "platforms": {"leaf": "eos"},  # a custom switch has no SONiC HwSKU
     })
     diags = Diagnostics()
     check(intent, diags)

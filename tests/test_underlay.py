@@ -23,7 +23,7 @@ from fabgen.intent.loader import LoadedIntent
 from fabgen.intent.models import Platform
 from fabgen.push import candidate
 from fabgen.render import render
-from fabgen.targets import nvue, sonic
+from fabgen.targets import nvue, sonic, sonic_frr
 from fabgen.topology import sizing
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric, Switch
@@ -47,7 +47,8 @@ platforms: {{leaf: {platform}, spine: {platform}}}
 HPN_MODEL = {"sonic": "sn5600", "nvue": "sn5600", "eos": "7060x6-64pe"}
 
 # All three platforms in one fabric (SONiC leaves, EOS spines, Cumulus cores), non-default
-# timers, BFD, adaptive mode off.
+# BGP timers, BFD (SONiC runs bfdd's default timers only: underlay.FRR_BFD_DEFAULTS), adaptive
+# mode off. Small 3-tier fabric: 16 nodes on SN5600s split 2x400G (Mellanox-SN5600-O128).
 MIXED3 = """\
 name: mixed3
 fabric: {transport: roce, speed: 400G}
@@ -56,12 +57,16 @@ cluster:
   node: {model: generic, gpus: 8, nics: 4, nic: connectx-7, nic_ports: 1}
 topology:
   tiers: 3
-  leaf: {ports: 8, speed: 400G}
+  leaf: {model: sn5600, breakout: 2x400G}
 platforms: {leaf: sonic, spine: eos, core: nvue}
 underlay:
   bgp: {keepalive_s: 5, hold_s: 15}
-  bfd: {interval_ms: 100, multiplier: 5}
+  bfd: {interval_ms: 300, multiplier: 3}
 """
+# EOS and Cumulus take any BFD timers: the same fabric without SONiC, BFD at 100 ms x 5.
+MIXED_BFD = MIXED3.replace("platforms: {leaf: sonic, spine: eos, core: nvue}",
+                           "platforms: {leaf: eos, spine: eos, core: nvue}").replace(
+    "bfd: {interval_ms: 300, multiplier: 3}", "bfd: {interval_ms: 100, multiplier: 5}")
 
 
 def _write(tmp: Path, name: str, text: str) -> Path:
@@ -136,7 +141,7 @@ def test_hpn_leaf_gets_all_120_uplinks_as_paths(
         up, _ = _switch_links(fabric, leaf)
         assert up == 120, leaf.name  # 128 x 200G down at 16:15
         if platform == "sonic":
-            text = files[f"sonic/{leaf.name}/frr.conf"]
+            text = files[f"sonic/{leaf.name}/frr.expected.conf"]
             assert len(re.findall(r"^ neighbor \S+ remote-as \d+$", text, re.M)) == 120
             assert _frr_paths(text) == [120], leaf.name
             config = json.loads(files[f"sonic/{leaf.name}/config_db.json"])
@@ -158,7 +163,7 @@ def test_hpn_sonic_leaf_passes_frr_and_yang(
     loaded, files = hpn["sonic"]
     leaf = build(loaded.intent).switches_of("leaf")[0]
     path = tmp_path / "frr.conf"
-    path.write_text(files[f"sonic/{leaf.name}/frr.conf"])
+    path.write_text(files[f"sonic/{leaf.name}/frr.expected.conf"])
     proc = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True,
                           text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -182,7 +187,8 @@ def test_every_rendered_switch_has_its_full_ecmp_width(tmp_path: Path) -> None:
             width = _width(fabric, sw)
             assert width == widths[sw.role], sw.name
             if sw.platform == "sonic":
-                assert _frr_paths(files[f"sonic/{sw.name}/frr.conf"]) == [width], sw.name
+                assert _frr_paths(files[f"sonic/{sw.name}/frr.expected.conf"]) == [width], \
+                    sw.name
             elif sw.platform == "eos":
                 assert _eos_paths(files[f"eos/{sw.name}.cfg"]) == [(width, width)], sw.name
             else:
@@ -200,9 +206,11 @@ def test_nvue_refuses_a_leaf_wider_than_128_paths(tmp_path: Path) -> None:
         r".*bad\.yaml:\d+:\d+: platforms\.leaf: each leaf has 256 equal-cost paths, but nvue "
         r"installs at most 128: routes would use only part of the uplinks \(nvue's limit: "
         r"NVUE .*multipaths ebgp 1-128.*\)", errors[0], re.S), errors[0]
-    # the same fabric on SONiC (256, FRR's MULTIPATH_NUM) and EOS (600) loads
-    for platform in ("sonic", "eos"):
-        load(_write(tmp_path, platform, text.replace("nvue", platform)))
+    # the same fabric on EOS (600) loads; on SONiC (256, FRR's MULTIPATH_NUM) only the custom
+    # switch is refused (no HwSKU), not the width
+    load(_write(tmp_path, "eos", text.replace("nvue", "eos")))
+    (sonic_error,) = _errors(tmp_path, text.replace("nvue", "sonic"))
+    assert "SONiC has no published HwSKU for a custom switch" in sonic_error
 
 
 def test_ecmp_paths_refuses_above_the_platform_limit() -> None:
@@ -242,26 +250,45 @@ def test_bgp_timers_and_bfd_are_the_same_on_every_platform(
     for sw in fabric.switches:
         peers = sum(_switch_links(fabric, sw)[1].values()) + _switch_links(fabric, sw)[0]
         if sw.platform == "sonic":
-            frr = files[f"sonic/{sw.name}/frr.conf"]
-            assert " timers bgp 5 15\n" in frr, sw.name
-            assert len(re.findall(r"^ neighbor \S+ bfd profile fabgen$", frr, re.M)) == peers
-            assert "bfd\n profile fabgen\n  detect-multiplier 5\n  receive-interval 100\n" \
-                   "  transmit-interval 100\n exit\nexit\n" in frr, sw.name
+            frr = files[f"sonic/{sw.name}/frr.expected.conf"]
+            assert " neighbor FABRIC timers 5 15\n" in frr, sw.name
+            assert " neighbor FABRIC bfd\n" in frr, sw.name
+            assert len(re.findall(r"^ neighbor \S+ peer-group FABRIC$", frr, re.M)) == peers
             db = json.loads(files[f"sonic/{sw.name}/config_db.json"])
-            assert {(v["keepalive"], v["holdtime"]) for v in db["BGP_NEIGHBOR"].values()} == \
-                {("5", "15")}, sw.name
+            assert db["BGP_PEER_GROUP"] == {"default|FABRIC": {
+                "bfd": "true", "keepalive": "5", "holdtime": "15"}}, sw.name
+            assert len(db["BGP_NEIGHBOR"]) == peers, sw.name
         elif sw.platform == "eos":
             cfg = files[f"eos/{sw.name}.cfg"]
             assert "\n   timers bgp 5 15\n" in cfg, sw.name
-            assert "\nrouter bfd\n   interval 100 min-rx 100 multiplier 5 default\n" in cfg
+            assert "\nrouter bfd\n   interval 300 min-rx 300 multiplier 3 default\n" in cfg
             assert len(re.findall(r"^   neighbor \S+ bfd$", cfg, re.M)) == peers, sw.name
         else:
             bgp = _nvue(files, sw.name)["vrf"]["default"]["router"]["bgp"]
             assert len(bgp["neighbor"]) == peers
             for n in bgp["neighbor"].values():
                 assert n["timers"] == {"keepalive": 5, "hold": 15}, sw.name
+                assert n["bfd"] == {"enable": "on", "detect-multiplier": 3,
+                                    "min-rx-interval": 300, "min-tx-interval": 300}, sw.name
+
+
+def test_eos_and_cumulus_take_other_bfd_timers_sonic_refuses_them(tmp_path: Path) -> None:
+    """100 ms x 5 reaches EOS and Cumulus; on SONiC it is refused at the field (no YANG model
+    for the table that would carry it)."""
+    loaded = _load(tmp_path, MIXED_BFD, "mixed-bfd")
+    fabric, files = build(loaded.intent), render(loaded, only=["switches"])
+    for sw in fabric.switches:
+        if sw.platform == "eos":
+            assert "\nrouter bfd\n   interval 100 min-rx 100 multiplier 5 default\n" in \
+                files[f"eos/{sw.name}.cfg"], sw.name
+        else:
+            for n in _nvue(files, sw.name)["vrf"]["default"]["router"]["bgp"]["neighbor"].values():
                 assert n["bfd"] == {"enable": "on", "detect-multiplier": 5,
                                     "min-rx-interval": 100, "min-tx-interval": 100}, sw.name
+    errors = _errors(tmp_path, MIXED3.replace("bfd: {interval_ms: 300, multiplier: 3}",
+                                              "bfd: {interval_ms: 100, multiplier: 5}"))
+    assert len(errors) == 1 and "underlay.bfd.interval_ms: SONiC runs BFD at bfdd's " \
+        "defaults (300 ms x 3)" in errors[0], errors
 
 
 def test_defaults_are_the_platforms_own_datacenter_values(tmp_path: Path) -> None:
@@ -275,10 +302,12 @@ def test_defaults_are_the_platforms_own_datacenter_values(tmp_path: Path) -> Non
 
 
 def test_bfd_off_leaves_no_bfd_anywhere(tmp_path: Path) -> None:
-    text = MIXED3.replace("bfd: {interval_ms: 100, multiplier: 5}", "bfd: {enabled: false}")
+    text = MIXED3.replace("bfd: {interval_ms: 300, multiplier: 3}", "bfd: {enabled: false}")
     files = render(_load(tmp_path, text), only=["switches"])
     for path, body in files.items():
-        if path.endswith((".cfg", "frr.conf", "startup.yaml")):
+        if path.endswith("frr.expected.conf"):  # commands only: a template comment says bfd
+            body = "\n".join(sonic_frr.command_lines(body))
+        if path.endswith((".cfg", "frr.expected.conf", "config_db.json", "startup.yaml")):
             assert "bfd" not in body, path
 
 
@@ -296,16 +325,17 @@ def test_timer_values_no_platform_takes_are_refused(field: str, value: None, mes
 
 
 @pytest.mark.realtool
-def test_vtysh_checks_the_bfd_profile(mixed3: tuple[Fabric, dict[str, str]],
-                                      tmp_path: Path) -> None:
-    """FRR's own parser reads the bfdd part: the rendered profile passes, an interval bfdd does
-    not take (below 10 ms) fails, so the dry run is a real check of the BFD lines."""
+def test_vtysh_checks_the_bfd_lines(mixed3: tuple[Fabric, dict[str, str]],
+                                    tmp_path: Path) -> None:
+    """FRR's own parser reads the SONiC leaf's frr.expected.conf: it passes, and the BFD line
+    made something bgpd does not take fails, so the dry run is a real check of it."""
     require_tool("vtysh")
     fabric, files = mixed3
     leaf = fabric.switches_of("leaf")[0]
-    good = files[f"sonic/{leaf.name}/frr.conf"]
-    for text, ok in ((good, True), (good.replace("receive-interval 100", "receive-interval 5"),
-                                    False)):
+    good = files[f"sonic/{leaf.name}/frr.expected.conf"]
+    assert " neighbor FABRIC bfd\n" in good
+    for text, ok in ((good, True), (good.replace(" neighbor FABRIC bfd\n",
+                                                 " neighbor FABRIC bfd 1 2 3 4\n"), False)):
         path = tmp_path / "frr.conf"
         path.write_text(text)
         proc = subprocess.run(["vtysh", "--dryrun", "-f", str(path)], capture_output=True,
@@ -440,9 +470,6 @@ def test_push_candidates_remove_bfd_and_dlb_the_render_no_longer_has() -> None:
     out = candidate.eos_candidate(running, render_text)
     assert "router bfd" not in out and "load-balance" not in out
     assert "interface Management1" in out
-    frr = candidate.frr_candidate("bfd\n profile fabgen\n exit\nexit\n!\nfpm address 1.2.3.4\n",
-                                  "router bgp 65101\nexit\n")
-    assert "profile fabgen" not in frr and "fpm address" in frr
     nv = candidate.nvue_candidate(
         [{"set": {"router": {"adaptive-routing": {"enable": "on"}, "ptp": {"enable": "on"}}}}],
         [{"set": {"router": {"bgp": {"enable": "on"}}}}])

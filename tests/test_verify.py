@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from fabgen import qos
+from fabgen.catalog import sonic_skus
 from fabgen.intent.loader import load
 from fabgen.topology.build import build
 from fabgen.topology.index import FabricIndex
@@ -67,9 +68,13 @@ def _sonic_outputs(sw: ExpectedSwitch, watchdog: tuple[str, int, int],
                     for p in sw.ports])
     config = _table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"],
                     [[p.name, action, str(detection), str(restoration)] for p in sw.ports])
+    meta = {"localhost": {"hostname": sw.name, "type": sonic_skus.ROLE_TYPE[sw.role],
+                          "docker_routing_config_mode": "unified",
+                          "frr_mgmt_framework_config": "true"}}
     return {"lldp.txt": lldp, "interfaces.txt": status, "bgp.json": json.dumps(bgp),
             "pfc.txt": pfc, "pfcwd.txt": pfcwd, "pfcwd-config.txt": config,
-            "bfd.json": _bfd_json(sw)}
+            "bfd.json": _bfd_json(sw), "device-metadata.json": json.dumps(meta),
+            "golden.json": json.dumps({"DEVICE_METADATA": meta})}
 
 
 def _bfd_json(sw: ExpectedSwitch, interval_ms: int = 300, multiplier: int = 3) -> str:
@@ -160,6 +165,28 @@ def test_missing_outputs_and_usage_errors(tmp_path: Path, cli) -> None:  # type:
     assert cli("verify", str(SONIC_INTENT), str(tmp_path), "--checks", "lldp,dns").code == 2
     bad = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", "nothing-*")
     assert bad.code == 1 and "matches no switch" in bad.err
+
+
+def test_sonic_routing_design_drift_is_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A switch db_migrator reset (minigraph.xml, no golden file) and still on bgpcfgd: each
+    field and the missing golden file are named, with what the plan expects."""
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    files = _sonic_outputs(sw, ("drop", 200, 400))
+    files["device-metadata.json"] = json.dumps({"localhost": {
+        "docker_routing_config_mode": "separated", "type": "LeafRouter"}})
+    files["golden.json"] = ""  # `sudo cat` of a file that is not there
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name, "--checks",
+              "routing")
+    assert run.code == 1
+    lines = run.out.splitlines()
+    assert lines[0].startswith("leaf-su1-r0: routing: expected DEVICE_METADATA "
+                               "frr_mgmt_framework_config true")
+    assert lines[0].endswith("got not set")
+    assert "docker_routing_config_mode unified" in lines[1] and lines[1].endswith("separated")
+    assert "type BackEndToRRouter" in lines[2] and lines[2].endswith("got LeafRouter")
+    assert "golden_config_db.json" in lines[3] and lines[3].endswith("got no golden file")
+    assert lines[4] == "4 mismatch(es) on 1 of 1 switch(es)"
 
 
 # --- NVUE -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Commands that hold the plan against something else: another render (diff), a cabling
 sheet, failures (whatif), a live InfiniBand fabric (verify-cabling), saved switch outputs
-(verify)."""
+(verify), real FRR in network namespaces (frr-lab)."""
 
 from __future__ import annotations
 
@@ -130,3 +130,39 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(format_report(report))
     return EXIT_INVALID if report.findings else EXIT_OK
 
+
+
+def cmd_frr_lab(args: argparse.Namespace, console: Console) -> int:
+    from fabgen import qos
+    from fabgen.frrlab import lab as frrlab
+    from fabgen.frrlab.netns import LabError, available
+    from fabgen.frrlab.run import from_context, run_lab
+    from fabgen.intent import load
+    from fabgen.targets.base import RenderContext
+    from fabgen.topology.build import build
+
+    intent = load(args.intent).intent
+    if intent.fabric.transport != "roce":
+        console.error(f"{args.intent}: an InfiniBand fabric has no BGP underlay")
+        return EXIT_INVALID
+    why = available()
+    if why is not None:
+        console.error(f"cannot run an FRR lab here: {why}")
+        return EXIT_USAGE
+    ctx = RenderContext(intent=intent, fabric=build(intent), qos=qos.plan(intent))
+    def progress(message: str) -> None:  # stderr: stdout carries the result
+        console.info(message, sys.stderr)
+
+    quiet = args.quiet or args.json
+    try:
+        lab = from_context(ctx, args.switches)
+        result = run_lab(lab, timeout=args.timeout, detect=args.detect, hold=args.hold,
+                         progress=None if quiet else progress)
+    except LabError as exc:
+        console.error(str(exc))
+        return EXIT_INVALID
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        sys.stdout.write(frrlab.format_result(result))
+    return EXIT_OK if result.ok else EXIT_INVALID

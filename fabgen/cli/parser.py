@@ -163,18 +163,45 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "verify", help="compare SONiC/NVUE switches' saved show outputs with the plan",
         description="Read DIR/<switch>/ (the files verify/collect-<platform>.sh saves: LLDP, "
-                    "interfaces, BGP, BFD, PFC and PFC watchdog) and report every port, neighbour "
-                    "or session that differs from the plan. EOS switches: run "
-                    "verify/anta-catalog.yaml with ANTA.",
+                    "interfaces, SONiC's routing mode and golden file, BGP, BFD, PFC and PFC "
+                    "watchdog) and report every port, neighbour or session that differs from "
+                    "the plan. EOS switches: run verify/anta-catalog.yaml with ANTA.",
         epilog="example:\n  fabgen verify pod-a.yaml saved/ --devices 'leaf-*'\n\n"
                "exit codes: 0 every switch matches, 1 mismatches or invalid input, 2 usage")
     p.add_argument("intent", metavar="INTENT")
     p.add_argument("saved", metavar="DIR", help="one sub-directory of saved outputs per switch")
     p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
     p.add_argument("--checks", metavar="LIST",
-                   help="comma-separated subset of: outputs, interfaces, lldp, bgp, bfd, "
-                        "pfc, pfc-watchdog (default: all)")
+                   help="comma-separated subset of: outputs, interfaces, lldp, routing, bgp, "
+                        "bfd, pfc, pfc-watchdog (default: all)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = command(
+        "frr-lab", help="run the SONiC underlay in real FRR, one network namespace per switch",
+        description="Render the intent's SONiC switches and run each in a network namespace "
+                    "(root, Debian's frr and frr-snmp): its config_db.json's interfaces, a veth "
+                    "per cable of the cabling plan, FRR's zebra, staticd, bfdd and bgpd booted "
+                    "with the frr.conf the switch's bgp container builds from config_db.json. "
+                    "Checks every BGP session Established, every BFD session up and every "
+                    "announced prefix installed with the ECMP width eBGP gives, then drops one "
+                    "leaf uplink's packets (tc blackhole; the link stays up) and times "
+                    "detection. Namespaces and daemons are removed on exit.",
+        epilog="examples:\n"
+               "  sudo fabgen frr-lab pod-a.yaml\n"
+               "  sudo fabgen frr-lab pod-a.yaml --hold --json   # also time the hold timer\n\n"
+               "exit codes: 0 the underlay converged as planned, 1 it did not (or bad input), "
+               "2 usage or the machine cannot run a lab")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("--switches", metavar="GLOB", help="only these SONiC switches")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="how long to wait for convergence (default 120)")
+    p.add_argument("--no-failure", dest="detect", action="store_false",
+                   help="do not drop a link and time detection")
+    p.add_argument("--hold", action="store_true",
+                   help="also time detection with BFD off on that link's two switches (a "
+                        "lab-only change): the BGP hold timer")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the result")
 
     p = command(
         "push", help="push rendered configs to switches (dry run by default)",

@@ -231,10 +231,10 @@ def _run(options: PushOptions, console_print: ConsolePrint,
                 rep.fail(DeviceError("config", str(exc)))
         if rep.failed:
             continue
-        configs[dev.name] = Render(texts["config"], frr=texts.get("frr"))
+        configs[dev.name] = Render(texts["config"], golden=texts.get("golden"))
         rep.config_sha256 = hashlib.sha256(texts["config"].encode("utf-8")).hexdigest()
-        if "frr" in texts:
-            rep.frr_sha256 = hashlib.sha256(texts["frr"].encode("utf-8")).hexdigest()
+        if "golden" in texts:
+            rep.golden_sha256 = hashlib.sha256(texts["golden"].encode("utf-8")).hexdigest()
     problems = check_render(render_dir, loaded.source.sha256,
                             [p for d in devices for p in (d.config_path, *d.extra_paths.values())])
     ready = [d for d in devices if d.name in configs]

@@ -14,12 +14,13 @@ the render and every other part carried over unchanged:
   whole subtrees only at the keys in NVUE_OWNED (each rendered interface, `qos`, `router bgp`,
   `vrf <name> router bgp`, `system hostname`); other rendered leaves are set, nothing else is
   removed (eth0, vrf mgmt, system aaa/ntp/ssh, service ... stay).
-- EOS and FRR (SONiC frr.conf) CLI: a list of top-level sections. fabgen owns each section it
-  renders, by its header line, and for the kinds in EOS_KINDS / FRR_KINDS every section of that
-  kind (a running `router bgp 65000` goes when the render has `router bgp 65101`), and the
-  kinds in EOS_ALWAYS / FRR_ALWAYS (BFD, load balancing) even when the render has none; every
-  other running section (`interface Management1`, `username`, `aaa`, `vrf instance MGMT`, ...)
-  is carried into the candidate. NVUE_ALWAYS does the same for NVUE paths.
+- EOS CLI: a list of top-level sections. fabgen owns each section it renders, by its header
+  line, and for the kinds in EOS_KINDS every section of that kind (a running `router bgp 65000`
+  goes when the render has `router bgp 65101`), and the kinds in EOS_ALWAYS (BFD, load
+  balancing) even when the render has none; every other running section (`interface
+  Management1`, `username`, `aaa`, `vrf instance MGMT`, ...) is carried into the candidate.
+  NVUE_ALWAYS does the same for NVUE paths. (SONiC's BGP is in config_db.json, whose FRR
+  config the switch renders itself: fabgen pushes no frr.conf.)
 
 `management()` then extracts what the session depends on (the management interface, or the
 interface carrying the address fabgen connected to, its VRF and routes, SSH); a candidate that
@@ -33,17 +34,15 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-# --- CLI configs (EOS, FRR) --------------------------------------------------------------------
+# --- CLI configs (EOS; FRR's section syntax too) -----------------------------------------------
 
 # Kinds of top-level sections fabgen owns as a class when it renders one of that kind.
 EOS_KINDS = ("hostname", "service routing protocols model", "router bgp", "qos map",
              "priority-flow-control")
-FRR_KINDS = ("frr defaults", "hostname", "router bgp", "log syslog")
 # Kinds fabgen owns even when the render has none: the underlay's optional settings (BFD off,
 # hash instead of dynamic load balancing must remove what an earlier push set).
 EOS_ALWAYS = ("router bfd", "ip hardware fib load-balance distribution",
               "port-channel load-balance trident udf")
-FRR_ALWAYS = ("bfd",)
 _CLOSERS = ("exit", "exit-vrf", "exit-address-family")  # FRR writes `exit` at column 0
 
 
@@ -101,16 +100,6 @@ def eos_candidate(running: str, render: str) -> str:
     for section in carried_sections(running, render, EOS_KINDS, EOS_ALWAYS):
         out += [*section, "!"]
     return "\n".join([*out, "end"]) + "\n"
-
-
-def frr_candidate(running: str, render: str) -> str:
-    """frr.conf: carried `frr ...` lines first (FRR wants `frr version`/`frr defaults` on top),
-    the render verbatim, then the other running sections fabgen does not own (e.g. the
-    `fpm address` lines SONiC's bgp container appends at start)."""
-    carried = carried_sections(running, render, FRR_KINDS, FRR_ALWAYS)
-    lead = [line for s in carried if s[0].startswith("frr ") for line in s]
-    rest = [line for s in carried if not s[0].startswith("frr ") for line in (*s, "!")]
-    return "\n".join([*lead, *_render_body(render), *rest]) + "\n"
 
 
 def bgp_neighbours(text: str) -> list[str]:

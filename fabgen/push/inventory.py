@@ -37,8 +37,10 @@ CONFIG_PATHS: dict[str, str] = {
     "nvue": "nvue/{name}/startup.yaml",
 }
 PUSHABLE = tuple(CONFIG_PATHS)
-# Files pushed with the config: SONiC's FRR config (bgpd reads it in split-unified mode).
-EXTRA_PATHS: dict[str, dict[str, str]] = {"sonic": {"frr": "sonic/{name}/frr.conf"}}
+# Files pushed with the config: SONiC's golden_config_db.json (db_migrator keeps the routing
+# mode with it).
+EXTRA_PATHS: dict[str, dict[str, str]] = {
+    "sonic": {"golden": "sonic/{name}/golden_config_db.json"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ class Device:
 
     @property
     def extra_paths(self) -> dict[str, str]:
-        """Other rendered files pushed with the config, by what they are ({"frr": path})."""
+        """Other rendered files pushed with the config, by what they are ({"golden": path})."""
         return {k: p.format(name=self.name)
                 for k, p in EXTRA_PATHS.get(self.platform, {}).items()}
 

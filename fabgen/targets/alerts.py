@@ -88,7 +88,7 @@ SIGNALS: dict[str, Signals] = {
         # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
         # holds only sessions created through APPL_DB for hardware offload (sonic-swss
         # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
-        # frr.conf does not ask for. `fabgen verify` reads `show bfd peers json` instead.
+        # BGP config does not ask for. `fabgen verify` reads `show bfd peers json` instead.
         bfd_up=None,
         # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
         # falls back to counting changes of the sampled oper state.

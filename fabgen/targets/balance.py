@@ -19,11 +19,12 @@ _HASH = {  # what each platform is given for the plan's hash fields
            "QP as UDF bytes (`port-channel load-balance trident udf`)",
 }
 _BFD = {
-    "sonic": "FRR `bfd` profile `fabgen` on every peer. bfdd must run in the bgp container: "
-             "SONiC starts it only with `frr_mgmt_framework_config` (which hands FRR to "
-             "frrcfgd) or `SYSTEM_DEFAULTS|software_bfd` (recent images); fabgen sets neither. "
-             "Check `vtysh -c 'show bfd peers brief'`; without bfdd the sessions run on the BGP "
-             "timers alone",
+    "sonic": "`neighbor FABRIC bfd` on the underlay peer group (config_db `BGP_PEER_GROUP` "
+             "`bfd`) at bfdd's defaults, 300 ms x 3 (SONiC's BGP schema has no timer fields; "
+             "other timers are refused at load). bfdd runs because DEVICE_METADATA sets "
+             "`frr_mgmt_framework_config` (SONiC's supervisord starts bfdd only then); `fabgen "
+             "verify` reads `show bfd peers json` and the routing mode, `fabgen frr-lab` runs "
+             "the same config in real FRR",
     "nvue": "`neighbor <ip> bfd` with the timers on every peer (Cumulus 5.0-5.14 keys; 5.15 "
             "moves them to `router bfd profile`)",
     "eos": "`router bfd` default timers, `neighbor <ip> bfd` on every peer",
@@ -61,6 +62,16 @@ def underlay_markdown(ctx: RenderContext) -> str:
                      f"{plan.bfd.detection_ms} ms to detect a dead link, on every underlay "
                      "session:")
         lines += [f"  - {p}: {_BFD[p]}." for p in used]
+    if "sonic" in used:
+        lines.append(
+            "- SONiC routing: BGP lives in config_db.json (frrcfgd's tables: `BGP_GLOBALS`, "
+            "`BGP_PEER_GROUP`, `BGP_NEIGHBOR`, policy `ROUTE_MAP`/`PREFIX`), DEVICE_METADATA "
+            "`docker_routing_config_mode: unified` + `frr_mgmt_framework_config: true`: the "
+            "bgp container renders FRR's config from CONFIG_DB (`sonic/<switch>/"
+            "frr.expected.conf` shows it; never upload it), so `config reload`, `config load`, "
+            "checkpoints and image upgrades carry BGP with the rest. Install "
+            "`golden_config_db.json` with it (`fabgen push` does): db_migrator resets the mode "
+            "where `/etc/sonic/minigraph.xml` exists unless the golden file keeps it.")
     lb = plan.load_balancing
     if lb.mode == "adaptive":
         lines.append("- Load balancing: adaptive (`load_balancing.mode`): "

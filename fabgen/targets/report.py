@@ -317,8 +317,12 @@ class ReportTarget:
         from fabgen.targets import placement  # the scheduler targets' view of the tiers
 
         context["placement"] = placement.report_section(ctx)
-        # Every warning the render printed, as on the terminal (the plan's are the intent's).
-        context["warnings"] = list(ctx.warnings)
+        # Every warning the render printed, as on the terminal (the plan's are the intent's),
+        # then what the SONiC configs cannot make whole (render facts, not intent warnings).
+        from fabgen.targets import sonic
+
+        notes = sonic.report_notes(ctx) if sonic.TARGET.applies(ctx) else []
+        context["warnings"] = [*ctx.warnings, *notes]
         context["provenance"] = provenance(ctx.intent_sha256)
         return {
             "report.md": templating.render("report/report.md.j2", **context),

@@ -1,10 +1,12 @@
-"""SONiC target: config_db.json and an FRR bgpd config per SONiC switch, from Fabric + QosPlan.
+"""SONiC target: config_db.json per SONiC switch, from Fabric + QosPlan, and the frr.conf the
+switch builds from it.
 
 Two layers (DESIGN §7): `device_config` builds the config_db dict exactly as SONiC stores it
 (table -> key -> field -> str), then `config_db_text` serialises it with sorted keys. Only tables
 that have a SONiC YANG model are written, so every file can be checked with libyang (the tests
-do). The FRR config is a text format, so it goes through `templates/sonic/frr.conf.j2`; the
-template only prints what `frr_data` computed.
+do). BGP is in config_db too (sonic_bgp: frrcfgd's schema, one source of routing config); the
+`frr.expected.conf` beside it is what the switch's bgp container renders from it and runs
+(sonic_frr), for review and for the FRR lab, never uploaded.
 
 Every QoS number comes from the QosPlan; every address, ASN and port from the Fabric. The few
 constants below are platform facts or conventions, each with the document it comes from.
@@ -14,21 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Sequence
-from functools import cache
-from typing import Any
 
-from fabgen import catalog, templating, underlay
-from fabgen.catalog.ports import host_port_name, native_lanes, port_name, switch_port_name
+from fabgen import underlay
+from fabgen.catalog import sonic_skus
+from fabgen.catalog.ports import host_port_name, native_lanes, switch_port_name
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
-from fabgen.targets import sonic_buffers
+from fabgen.targets import sonic_bgp, sonic_buffers, sonic_frr
 from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.targets.eos import UnsupportedPlan
 from fabgen.topology.index import FabricPort
-from fabgen.topology.model import Role, Switch
+from fabgen.topology.model import Switch
 
 __all__ = [
     "FLEX_COUNTER_ADDED",
@@ -40,9 +40,9 @@ __all__ = [
     "config_db_text",
     "device_config",
     "flex_counters",
-    "frr_data",
     "frr_text",
     "port_aliases",
+    "report_notes",
     "switch_buffers",
     "switch_hash",
 ]
@@ -92,12 +92,9 @@ FLEX_COUNTER_DEFAULTS: dict[str, dict[str, str]] = {
 FLEX_COUNTER_ADDED: dict[str, dict[str, str]] = {
     "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
 }
-# DEVICE_METADATA.type per role: SONiC's names for the tiers of a Clos (sonic-device_metadata.yang
-# `type` pattern). A third tier is the layer above the spines.
-ROUTER_TYPE: dict[Role, str] = {"leaf": "LeafRouter", "spine": "SpineRouter",
-                                "core": "UpperSpineRouter"}
-# BGP timers, BFD and the ECMP width come from the underlay plan (fabgen/underlay.py): the same
-# values go to BGP_NEIGHBOR and to frr.conf, and to the EOS and NVUE switches of the fabric.
+# DEVICE_METADATA type per role (SONiC's back-end roles, whose buffer templates the SKU must
+# ship: catalog.sonic_skus). BGP timers, BFD and the ECMP width come from the underlay plan
+# (fabgen/underlay.py), the same values as the EOS and NVUE switches of the fabric get.
 # ECMP hash fields by intent name -> SONiC's native hash field (sonic-hash.yang hash-field).
 HASH_FIELD: dict[str, str] = {
     "src-ip": "SRC_IP",
@@ -107,26 +104,6 @@ HASH_FIELD: dict[str, str] = {
     "dst-port": "L4_DST_PORT",
 }
 
-# SONiC platform string and HwSKU by catalog model and breakout, as named by the device
-# directories of sonic-buildimage (device/mellanox/x86_64-nvidia_sn5600-r0/<hwsku>/,
-# device/arista/x86_64-arista_7060x6_64pe/<hwsku>/). The HwSKU fixes the port layout, so it
-# depends on how the cages are split.
-PLATFORM: dict[str, str] = {
-    "sn4600c": "x86_64-mlnx_msn4600c-r0",
-    "sn4700": "x86_64-mlnx_msn4700-r0",
-    "sn5600": "x86_64-nvidia_sn5600-r0",
-    "7060x6-64pe": "x86_64-arista_7060x6_64pe",
-}
-HWSKU: dict[tuple[str, int], str] = {
-    ("sn4600c", 1): "ACS-MSN4600C",
-    ("sn4700", 1): "ACS-MSN4700",
-    ("sn5600", 1): "ACS-SN5600",
-    ("sn5600", 2): "Mellanox-SN5600-O128",
-    ("sn5600", 4): "Mellanox-SN5600-V256",
-    ("7060x6-64pe", 1): "Arista-7060X6-64PE",
-    ("7060x6-64pe", 2): "Arista-7060X6-64PE-O128S2",
-    ("7060x6-64pe", 4): "Arista-7060X6-64PE-256x200G",
-}
 # ASIC vendors whose SAI takes a PFC priority -> PG map: sonic-buildimage
 # files/build_templates/qos_config.j2 pfc_to_pg_map_supported_asics.
 PFC_TO_PG_VENDORS = ("mellanox", "barefoot")
@@ -149,9 +126,14 @@ class SonicTarget:
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         switch = ctx.index.switches[unit]
         ports = ctx.index.ports(switch)
+        config = _device_config(ctx, switch, ports)
+        metadata = config["DEVICE_METADATA"]["localhost"]
+        assert all(isinstance(v, str) for v in metadata.values())
         return {
-            f"sonic/{unit}/config_db.json": config_db_text(_device_config(ctx, switch, ports)),
-            f"sonic/{unit}/frr.conf": frr_text(_frr_data(ctx, switch, ports)),
+            f"sonic/{unit}/config_db.json": config_db_text(config),
+            f"sonic/{unit}/frr.expected.conf": frr_text(config),
+            f"sonic/{unit}/golden_config_db.json": config_db_text(
+                sonic_bgp.golden(metadata)),  # type: ignore[arg-type]
         }
 
     def render(self, ctx: RenderContext) -> Artifacts:
@@ -218,7 +200,6 @@ def _device_config(ctx: RenderContext, switch: Switch,
         "PORT": port_table,
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{switch.loopback}/32": {}},
         "INTERFACE": _interfaces(ports),
-        "BGP_NEIGHBOR": _bgp_neighbors(ports, underlay_plan),
         "FLEX_COUNTER_TABLE": flex_counters(),
     }
     config.update(shapes.qos_tables(names, pfc_to_pg))
@@ -232,6 +213,11 @@ def _device_config(ctx: RenderContext, switch: Switch,
         config["PFC_WD"] = shapes.pfc_wd(names)
     full: FullConfigDb = {table: rows for table, rows in config.items() if rows}
     full["SWITCH_HASH"] = switch_hash(underlay_plan)
+    describe = {p.peer_address.ip: _UNSAFE_DESCRIPTION.sub("_", f"{p.peer}:{_peer_port(p)}")
+                for p in ports if p.peer_address is not None}
+    addressing = ctx.intent.addressing
+    full.update(sonic_bgp.bgp_tables(switch, ports, underlay_plan, addressing.loopbacks,
+                                     addressing.hosts, describe))
     return full
 
 
@@ -302,76 +288,46 @@ def _mac(name: str) -> str:
     return ":".join(f"{b:02x}" for b in octets)
 
 
+def _sku(switch: Switch) -> tuple[str, sonic_skus.SonicSku]:
+    """(platform, SKU) of a switch; intent.semantic refuses a model and split without one."""
+    known = sonic_skus.models().get(switch.model)
+    sku = known.for_split(switch.breakout) if known is not None else None
+    if known is None or sku is None:
+        raise UnsupportedPlan(f"sonic: {switch.name}: no published SONiC HwSKU for "
+                              f"{switch.model} split {switch.breakout} way(s)")
+    return known.platform, sku
+
+
 def _metadata(switch: Switch, plan: QosPlan, buffer_model: str) -> dict[str, str]:
-    entry = {
+    platform, sku = _sku(switch)
+    return {
         "hostname": switch.name,
-        "hwsku": HWSKU.get((switch.model, switch.breakout)) or _generic_hwsku(switch),
+        "hwsku": sku.hwsku,
+        "platform": platform,
         "mac": _mac(switch.name),
         "bgp_asn": str(switch.asn),
-        "type": ROUTER_TYPE[switch.role],
+        "type": sonic_skus.device_type(switch.role, sku),
         "buffer_model": buffer_model,
         "default_pfcwd_status": "enable" if plan.watchdog.enabled else "disable",
-        # frr.conf is written by fabgen, not by SONiC's bgpcfgd from BGP_NEIGHBOR: in the
-        # default "unified" mode bgpcfgd would regenerate FRR's config from its own templates.
-        # "split-unified" makes FRR read the one frr.conf as is (sonic-device_metadata.yang);
-        # BGP_NEIGHBOR stays beside it, rendered from the same data, for show commands.
-        "docker_routing_config_mode": "split-unified",
+        **sonic_bgp.metadata(),
     }
-    platform = PLATFORM.get(switch.model)
-    if platform is not None:
-        entry["platform"] = platform
-    return entry
-
-
-def _generic_hwsku(switch: Switch) -> str:
-    """A HwSKU-shaped name for a model and split SONiC has no directory for in HWSKU above.
-
-    The switch will not boot with it as is: the operator replaces it by the platform's SKU.
-    It still says which catalog model and port layout the config was written for.
-    """
-    known = catalog.switches().get(switch.model)
-    layout = f"{switch.radix}x{switch.speed_gbps}G"
-    if known is None:
-        return f"custom-{layout}"
-    return f"{known.vendor}-{switch.model.upper()}-{layout}"
 
 
 def port_aliases(switch: Switch) -> dict[str, str]:
     """{PORT alias: SONiC name} of every front-panel port, as PORT writes them. sonic-gnmi
     keys its COUNTERS_DB answers by this alias (virtual_db.go name2aliasMap, read from
     CONFIG_DB PORT|*.alias), so the telemetry processor maps them back with it."""
-    layout = _port_layout(switch.model, switch.breakout, switch.radix)
+    _sku(switch)
+    layout = sonic_skus.port_layout(switch.model, switch.breakout)
     return {alias: switch_port_name(switch, number)
             for number, (_, _, alias) in enumerate(layout, start=1)}
 
 
 def _lanes(switch: Switch, number: int) -> tuple[int, str, str]:
-    """(front-panel index, lanes "a,b,...", alias) of a logical port."""
-    return _port_layout(switch.model, switch.breakout, switch.radix)[number - 1]
-
-
-@cache
-def _port_layout(model: str, breakout: int, radix: int) -> tuple[tuple[int, str, str], ...]:
-    """_lanes of ports 1..radix of a model and split: the same on every such switch, so
-    computed once (the catalog does not change while fabgen runs)."""
-    lanes = native_lanes(model)
-    width = lanes // breakout
-    known = catalog.switches().get(model)
-    out = []
-    for number in range(1, radix + 1):
-        native, sub = divmod(number - 1, breakout)
-        first = native * lanes + sub * width
-        lane_list = ",".join(str(lane) for lane in range(first, first + width))
-        if known is not None and known.vendor == "NVIDIA":
-            # NVIDIA's SONiC port_config.ini names cages etp<n> and split ports etp<n>a, ...
-            suffix = "" if breakout == 1 else "abcdefgh"[sub]
-            alias = f"etp{native + 1}{suffix}"
-        else:
-            # Arista (and the generic models) alias ports by their EOS name,
-            # Ethernet<cage>/<lane>.
-            alias = port_name("eos", number, breakout, lanes=lanes)
-        out.append((native + 1, lane_list, alias))
-    return tuple(out)
+    """(front-panel index, lanes "a,b,...", alias) of a logical port, from the port table of the
+    switch's published SKU (catalog.sonic_skus)."""
+    _sku(switch)
+    return sonic_skus.port_layout(switch.model, switch.breakout)[number - 1]
 
 
 def _port_entry(switch: Switch, port: FabricPort, plan: QosPlan) -> dict[str, str]:
@@ -414,24 +370,6 @@ def _interfaces(ports: tuple[FabricPort, ...]) -> Table:
         # INTERFACE_IPPREFIX_LIST `must` on ../../INTERFACE_LIST).
         table[p.name] = {}
         table[f"{p.name}|{p.address.with_prefixlen}"] = {}
-    return table
-
-
-def _bgp_neighbors(ports: tuple[FabricPort, ...],
-                   underlay_plan: underlay.UnderlayPlan) -> Table:
-    table: Table = {}
-    for p in ports:
-        asn = _peer_asn(p)
-        if asn is None or p.address is None or p.peer_address is None:
-            continue
-        table[p.peer_address.ip] = {
-            "admin_status": "up",
-            "asn": str(asn),
-            "holdtime": str(underlay_plan.hold_s),
-            "keepalive": str(underlay_plan.keepalive_s),
-            "local_addr": p.address.ip,
-            "name": p.peer,
-        }
     return table
 
 
@@ -569,61 +507,38 @@ def _pfc_wd(plan: QosPlan, names: tuple[str, ...]) -> Table:
     return table
 
 
+def report_notes(ctx: RenderContext) -> list[str]:
+    """What the report's warnings must add about the SONiC configs (render facts, not intent
+    mistakes, so `--strict` does not refuse them): ports of a SKU's port table outside the
+    front-panel cages (NVIDIA's 25G etp65, Arista's two 10G SFPs), which config_db.json leaves
+    out, and cores typed as the tier below because the SKU ships no t2 buffer template."""
+    out = []
+    seen: dict[tuple[str, int], list[Switch]] = {}
+    for s in ctx.fabric.switches:
+        if s.platform == "sonic":
+            seen.setdefault((s.model, s.breakout), []).append(s)
+    for switches in seen.values():
+        _, sku = _sku(switches[0])
+        if sku.extra_ports:
+            out.append(f"SONiC {sku.hwsku} ({len(switches)} switch(es)): its port_config.ini "
+                       f"also lists {', '.join(sku.extra_ports)}, outside the front-panel "
+                       "cages; config_db.json leaves it out (no cable, no buffers sized), so it "
+                       "is not created after `config reload`")
+        cores = [s for s in switches if s.role == "core"]
+        typed = sonic_skus.device_type("core", sku)
+        if cores and typed != sonic_skus.ROLE_TYPE["core"]:
+            out.append(f"SONiC cores on {sku.hwsku} ({len(cores)}) are DEVICE_METADATA type "
+                       f"{typed}: the SKU ships no buffers_defaults_t2.j2 for "
+                       f"{sonic_skus.ROLE_TYPE['core']}; fabgen writes their buffers itself, "
+                       "and `config qos reload` would rebuild them from the t1 template")
+    return out
+
+
 # --- FRR ------------------------------------------------------------------------------------
 
-def frr_data(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
-    """What frr.conf.j2 prints for one switch: every value computed here, none in the template."""
-    return _frr_data(ctx, switch, ctx.index.ports(switch))
-
-
-def frr_text(data: dict[str, Any]) -> str:
-    return templating.render("sonic/frr.conf.j2", **data)
-
-
-def _ecmp_width(switch: Switch, ports: tuple[FabricPort, ...]) -> int:
-    """Uplinks (every one a path upwards), or the most parallel links to one lower switch
-    (the paths to a prefix behind it), whichever is wider: underlay.ecmp_widths per switch."""
-    uplinks = sum(1 for p in ports
-                  if p.link.a_device == switch.name and p.link.kind != "node-leaf")
-    parallel = Counter(p.peer for p in ports
-                       if _peer_asn(p) is not None and p.link.z_device == switch.name)
-    return max(uplinks, max(parallel.values(), default=0))
-
-
-def _frr_data(ctx: RenderContext, switch: Switch,
-              ports: tuple[FabricPort, ...]) -> dict[str, Any]:
-    _plan(ctx)
-    underlay_plan = underlay.plan(ctx.intent)
-    if switch.asn is None or switch.loopback is None:
-        raise ValueError(f"{switch.name}: a routed SONiC switch needs an ASN and a loopback")
-    neighbors = [
-        {"address": p.peer_address.ip, "asn": _peer_asn(p), "name": p.peer,
-         "port": _peer_port(p)}
-        for p in ports
-        if _peer_asn(p) is not None and p.peer_address is not None
-    ]
-    # Advertise the loopback and the host-facing /31s (a leaf's NICs are reached through them);
-    # switch-to-switch /31s stay out of the RIB of the rest of the fabric.
-    networks = [f"{switch.loopback}/32"]
-    networks += [p.address.network for p in ports
-                 if _peer_asn(p) is None and p.address is not None]
-    return {
-        "hostname": switch.name,
-        "fabric": ctx.fabric.name,
-        "description": ctx.intent.description,
-        "asn": switch.asn,
-        "router_id": str(switch.loopback),
-        "keepalive": underlay_plan.keepalive_s,
-        "holdtime": underlay_plan.hold_s,
-        "maximum_paths": underlay.ecmp_paths("sonic", switch.name, _ecmp_width(switch, ports)),
-        # FRR bfdd: a profile with the plan's timers, attached to every peer (FRR user guide,
-        # "BFD": `bfd` / `profile NAME` / detect-multiplier, receive-interval,
-        # transmit-interval; `neighbor PEER bfd profile NAME`; checked with vtysh --dryrun).
-        "bfd": None if underlay_plan.bfd is None else {
-            "profile": underlay.BFD_PROFILE,
-            "multiplier": underlay_plan.bfd.multiplier,
-            "interval_ms": underlay_plan.bfd.interval_ms,
-        },
-        "neighbors": neighbors,
-        "networks": networks,
-    }
+def frr_text(config: FullConfigDb) -> str:
+    """The frr.conf the switch's bgp container renders from `config` (sonic_frr), with a first
+    line saying it is not a file to upload."""
+    return ("! fabgen: what the switch's bgp container renders from config_db.json and runs "
+            "(frrcfgd templates, unified mode). For review and `fabgen frr-lab`; never upload "
+            "it: CONFIG_DB is the switch's only BGP source.\n" + sonic_frr.frr_conf(config))

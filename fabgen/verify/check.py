@@ -1,5 +1,6 @@
 """`fabgen verify`: the saved `show` outputs of SONiC and NVUE switches against the plan:
-ports, LLDP, BGP sessions, BFD sessions (when the underlay runs BFD), PFC and the watchdog.
+ports, LLDP, SONiC's routing design (BGP from CONFIG_DB through frrcfgd, kept by the golden
+file), BGP sessions, BFD sessions (when the underlay runs BFD), PFC and the watchdog.
 
 Each difference is one Finding naming the switch, the port (or BGP neighbour) and what the plan
 expects there. Pure functions except `verify_dir`, which reads the saved files.
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fabgen import underlay, user_files
+from fabgen.catalog import sonic_skus
 from fabgen.errors import one_line
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
@@ -28,7 +30,7 @@ __all__ = ["CHECKS", "Finding", "Report", "format_report", "verify_dir", "verify
 # biggest, lldpctl's JSON, is a few KB a port, a few MB for a 512-port switch; a file over
 # this is not a saved output and is refused unread.
 SAVED_MAX_BYTES = 16 * 1024 * 1024
-CHECKS = ("outputs", "interfaces", "lldp", "bgp", "bfd", "pfc", "pfc-watchdog")
+CHECKS = ("outputs", "interfaces", "lldp", "routing", "bgp", "bfd", "pfc", "pfc-watchdog")
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +187,8 @@ def _sonic(sw: ExpectedSwitch, texts: dict[str, str], plan: QosPlan, limits: Mon
                                                "speed": row.get("Speed", ""),
                                                "mtu": row.get("MTU", "")}
         out += _interfaces(sw, state)
+    if "routing" in checks:
+        out += _sonic_routing(sw, texts)
     if "lldp" in checks and "lldp.txt" in texts:
         neighbors: dict[str, list[tuple[str, str]]] = {}
         for table in saved.parse_tables(texts["lldp.txt"]):
@@ -199,6 +203,41 @@ def _sonic(sw: ExpectedSwitch, texts: dict[str, str], plan: QosPlan, limits: Mon
         out += _sonic_pfc(sw, texts["pfc.txt"], plan, limits)
     if "pfc-watchdog" in checks:
         out += _sonic_watchdog(sw, texts, plan)
+    return out
+
+
+# What fabgen.targets.sonic writes into DEVICE_METADATA|localhost for its routing design, and
+# why each matters when it is missing on the switch.
+_ROUTING = (
+    ("frr_mgmt_framework_config", "true",
+     "BGP from CONFIG_DB through frrcfgd, and bfdd running (supervisord starts bfdd only then)"),
+    ("docker_routing_config_mode", "unified",
+     "the bgp container renders and loads frr.conf from CONFIG_DB"),
+)
+
+
+def _sonic_routing(sw: ExpectedSwitch, texts: dict[str, str]) -> list[Finding]:
+    out = []
+    if "device-metadata.json" in texts:
+        meta = saved.device_metadata(texts["device-metadata.json"], "device-metadata.json")
+        for field, value, why in _ROUTING:
+            if meta.get(field) != value:
+                out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA {field} {value} "
+                                   f"({why})", str(meta.get(field, "not set"))))
+        role_type = sonic_skus.ROLE_TYPE.get(sw.role)
+        allowed = {role_type, sonic_skus.CORE_FALLBACK} if sw.role == "core" else {role_type}
+        if role_type is not None and meta.get("type") not in allowed:
+            out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA type {role_type} (its "
+                               "buffer template ships with the SKU)",
+                               str(meta.get("type", "not set"))))
+    if "golden.json" in texts:
+        golden = saved.device_metadata(texts["golden.json"], "golden.json")
+        mode = golden.get("docker_routing_config_mode")
+        if mode != "unified":
+            out.append(Finding(sw.name, "", "routing", "/etc/sonic/golden_config_db.json with "
+                               "docker_routing_config_mode unified (db_migrator, run by config "
+                               "reload and upgrades, resets the mode where minigraph.xml exists)",
+                               "no golden file" if not golden else f"mode {mode or 'not set'}"))
     return out
 
 

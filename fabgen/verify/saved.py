@@ -11,15 +11,20 @@ SONiC (sonic-utilities show commands; FRR's vtysh):
   pfcwd.txt         show pfcwd stats
   pfcwd-config.txt  show pfcwd config
   bfd.json          vtysh -c 'show bfd peers json'        (only when underlay.bfd is on)
+  device-metadata.json  sonic-cfggen -d --var-json DEVICE_METADATA
+  golden.json       sudo cat /etc/sonic/golden_config_db.json
 Cumulus NVUE (NVUE; lldpd's lldpctl; FRR's vtysh):
   interfaces.json   nv show interface -o json
   lldp.json         lldpctl -f json
   bgp.json          vtysh -c 'show ip bgp summary json'
   bfd.json          vtysh -c 'show bfd peers json'        (only when underlay.bfd is on)
 
-BFD runs in FRR's bfdd on both (SONiC's frr.conf `bfd` profile, NVUE's `neighbor ... bfd`, which
-Cumulus hands to the same FRR), so one command and one parser serve both. Without BFD in the
-plan bfdd has no sessions and may not run at all, so the file is neither collected nor read.
+BFD runs in FRR's bfdd on both (SONiC's `neighbor FABRIC bfd` from CONFIG_DB through frrcfgd,
+which also makes supervisord start bfdd; NVUE's `neighbor ... bfd`, which Cumulus hands to the
+same FRR), so one command and one parser serve both. Without BFD in the plan bfdd has no
+sessions and may not run at all, so the file is neither collected nor read. The two SONiC JSON
+files show the routing design (frr_mgmt_framework_config, docker_routing_config_mode, type) and
+whether golden_config_db.json keeps it through db_migrator.
 
 The text outputs are tabulate tables (a header line, a line of dashes per column, rows); the
 parser cuts columns at the dash runs, so an empty cell or a cell with spaces stays in place.
@@ -38,6 +43,7 @@ __all__ = [
     "bfd_peers",
     "bgp_peers",
     "commands",
+    "device_metadata",
     "lldp_neighbors_lldpctl",
     "nvue_interfaces",
     "parse_number",
@@ -62,6 +68,10 @@ COMMANDS: dict[str, tuple[SavedFile, ...]] = {
         SavedFile("pfcwd.txt", "show pfcwd stats", "PFC watchdog storms"),
         SavedFile("pfcwd-config.txt", "show pfcwd config", "PFC watchdog settings"),
         SavedFile("bfd.json", "vtysh -c 'show bfd peers json'", "BFD sessions", bfd_only=True),
+        SavedFile("device-metadata.json", "sonic-cfggen -d --var-json DEVICE_METADATA",
+                  "routing mode and role (DEVICE_METADATA)"),
+        SavedFile("golden.json", "sudo cat /etc/sonic/golden_config_db.json",
+                  "the routing mode db_migrator keeps (golden_config_db.json)"),
     ),
     "nvue": (
         SavedFile("interfaces.json", "nv show interface -o json", "port state, speed, MTU"),
@@ -213,3 +223,16 @@ def nvue_interfaces(text: str) -> dict[str, dict[str, str]]:
         out[str(name)] = {"oper": str(state),
                           "speed": str(link.get("speed", "")), "mtu": str(link.get("mtu", ""))}
     return out
+
+
+def device_metadata(text: str, what: str) -> dict[str, Any]:
+    """DEVICE_METADATA|localhost from `sonic-cfggen -d --var-json DEVICE_METADATA` ({"localhost":
+    {...}}) or from a golden_config_db.json ({"DEVICE_METADATA": {"localhost": {...}}}); {} for
+    an empty file (no golden file on the switch)."""
+    if not text.strip():
+        return {}
+    data = _load_json(text, what)
+    if isinstance(data, dict) and isinstance(data.get("DEVICE_METADATA"), dict):
+        data = data["DEVICE_METADATA"]
+    local = data.get("localhost") if isinstance(data, dict) else None
+    return local if isinstance(local, dict) else {}

@@ -5,12 +5,18 @@ current directory is the fake switch's home. Errors print `Error: ...` and exit 
 real CLIs do; a command that would ask `[y/N]` without `-y` reads stdin (EOF: aborted).
 
 SONiC state: `.fake/running.json` (the running CONFIG_DB), `.fake/checkpoints/NAME.json`,
-`etc/sonic/config_db.json` (saved config), `etc/sonic/frr/frr.conf` (the FRR config file of
-split-unified mode; the fake `sudo` maps /etc/... to the home's etc/...) and
-`.fake/frr-running.conf` (what bgpd loaded: `systemctl restart bgp` and `config reload` load the
-file, appending the `fpm` lines SONiC's docker_init.sh appends when they are missing). Commands
-that change config need root (the fake `sudo` sets FAKE_ROOT=1), like the real `config`.
-`vtysh -c "show running-config" | "show ip bgp summary json"` answer from what bgpd loaded.
+`etc/sonic/config_db.json` (saved config), `etc/sonic/frr/frr.conf` (the FRR config file; the
+fake `sudo` maps /etc/... to the home's etc/...), `.fake/frr-running.conf` (what FRR runs) and
+`.fake/bgp-daemons` (which config daemon the bgp container started with). The bgp container
+(`systemctl restart bgp`, `config reload`) starts as sonic-buildimage's docker_init.sh and
+supervisord do: with frr_mgmt_framework_config true (unified, or separated before
+sonic-buildimage#27547) it renders frr.conf from CONFIG_DB with frrcfgd's templates (the fake
+uses fabgen's model of them, fabgen.targets.sonic_frr), runs bfdd and frrcfgd, which then applies
+every later CONFIG_DB change (`config replace`, `load`, `rollback`) to FRR; in split-unified it
+loads the file, appending the `fpm` lines when they are missing, and runs no bfdd. Commands that
+change config need root (the fake `sudo` sets FAKE_ROOT=1), like the real `config`.
+`vtysh -c "show running-config" | "show ip bgp summary json" | "show bfd peers json"` answer
+from what FRR runs.
 
 NVUE state: `.fake/applied.yaml`, `.fake/pending.yaml` (the pending revision after `nv config
 replace`), `.fake/confirm.json` (an apply waiting for `--confirm-yes`; it expires lazily on the
@@ -120,6 +126,8 @@ def sonic_config(args: list[str]) -> None:
         sonic_write(data)
         if cmd == "reload":  # `config reload` restarts the services, bgp among them
             bgp_restart()
+        else:
+            frrcfgd_apply()
         print("Config replaced successfully." if cmd == "replace" else "Running command: "
               f"/usr/local/bin/sonic-cfggen -j {files[0]} --write-to-db")
     elif cmd == "checkpoint":
@@ -131,6 +139,7 @@ def sonic_config(args: list[str]) -> None:
         if not path.exists():
             fail(f"Checkpoint {files[0]} does not exist")
         _replace(FAKE / "running.json", path.read_text())
+        frrcfgd_apply()
         print("Config rolled back successfully.")
     elif cmd == "delete-checkpoint":
         (FAKE / "checkpoints" / f"{files[0]}.json").unlink(missing_ok=True)
@@ -149,9 +158,35 @@ FRR_FILE = Path("etc/sonic/frr/frr.conf")
 FPM_LINES = ("no fpm use-next-hop-groups", "fpm address 127.0.0.1")
 
 
+def _frrcfgd_mode(meta: dict[str, Any]) -> bool:
+    return meta.get("frr_mgmt_framework_config") == "true" and \
+        meta.get("docker_routing_config_mode", "separated") in ("unified", "separated")
+
+
+def frrcfgd_apply() -> None:
+    """frrcfgd (when the container runs it) applies CONFIG_DB's BGP to FRR as it changes."""
+    daemons = FAKE / "bgp-daemons"
+    if daemons.exists() and daemons.read_text().strip() == "frrcfgd":
+        from fabgen.targets.sonic_frr import frr_conf
+
+        _replace(FAKE / "frr-running.conf", frr_conf(sonic_running()))
+
+
 def bgp_restart() -> None:
-    """The bgp container starts: docker_init.sh (split-unified) appends the fpm lines if the
-    file lacks them, then bgpd/zebra load /etc/frr/frr.conf."""
+    """The bgp container starts: with frrcfgd, frr.conf rendered from CONFIG_DB and loaded;
+    split-unified: docker_init.sh appends the fpm lines if the file lacks them, then bgpd/zebra
+    load /etc/frr/frr.conf."""
+    meta = sonic_running().get("DEVICE_METADATA", {}).get("localhost", {})
+    if _frrcfgd_mode(meta):
+        from fabgen.targets.sonic_frr import frr_conf
+
+        text = frr_conf(sonic_running())
+        FRR_FILE.parent.mkdir(parents=True, exist_ok=True)
+        _replace(FRR_FILE, text)
+        _replace(FAKE / "frr-running.conf", text)
+        _replace(FAKE / "bgp-daemons", "frrcfgd\n")
+        return
+    _replace(FAKE / "bgp-daemons", "file\n")
     text = FRR_FILE.read_text() if FRR_FILE.exists() else ""
     if not re.search(r"^no fpm use-next-hop-groups", text, re.M):
         text = text + ("" if text.endswith("\n") or not text else "\n") + \
@@ -186,6 +221,14 @@ def vtysh(args: list[str]) -> None:
                      "peerState": "OK" if up else "Idle"}
                  for n, up in bgp_peers(names).items()}
         print(json.dumps({"ipv4Unicast": {"routerId": "0.0.0.0", "peers": peers}}))
+    elif command == "show bfd peers json":
+        daemons = FAKE / "bgp-daemons"
+        if not daemons.exists() or daemons.read_text().strip() != "frrcfgd":
+            print("bfdd is not running")  # supervisord starts bfdd only with frrcfgd
+            sys.exit(1)
+        names = re.findall(r"^\s*neighbor (\S+) remote-as ", text, re.M)
+        print(json.dumps([{"peer": n, "status": "up" if up else "down"}
+                          for n, up in bgp_peers(names).items()]))
     else:
         print(f"% Unknown command: {command}")
         sys.exit(1)

@@ -5,8 +5,8 @@ input, runs each line with a real `bash --noprofile --norc -c LINE` in the home 
 prints a Linux prompt (`admin@NAME:~$`). PATH starts with a directory of wrappers: `config`,
 `show`, `vtysh`, `systemctl` and `nv` run `fake_cli.py`; `sudo` runs its command with
 FAKE_ROOT=1 and maps arguments under /etc/ to the home's etc/ (a chroot of sorts, so a push
-that writes /etc/sonic/frr/frr.conf writes the fake switch's file, never the machine's). All
-switches of a fleet share one event loop in a background thread.
+that writes /etc/sonic/golden_config_db.json writes the fake switch's file, never the
+machine's). All switches of a fleet share one event loop in a background thread.
 
 Each switch starts with the management configuration a real one has (SONiC: MGMT_INTERFACE,
 MGMT_PORT, FEATURE, CRM, NTP, SYSLOG, AAA tables, DEVICE_METADATA with mac/platform/hwsku, and a
@@ -127,6 +127,7 @@ class FakeLinuxSwitch:
             (home / "etc" / "sonic" / "config_db.json").write_text(text)
             (home / "etc" / "sonic" / "frr" / "frr.conf").write_text(FRR_INITIAL)
             (home / ".fake" / "frr-running.conf").write_text(FRR_INITIAL)
+            (home / ".fake" / "bgp-daemons").write_text("file\n")
         else:
             text = NVUE_INITIAL.replace("{name}", name)
             (home / ".fake" / "applied.yaml").write_text(text)

@@ -202,6 +202,7 @@ class TableSpec:
     shared_headroom: bool = False
     frame: int = 9216  # SONiC's largest port MTU
     overhead_mtu: int = 9100  # SONiC's default port MTU
+    unpublished: frozenset[tuple[int, int]] = frozenset()  # (speed, cable) the file lacks
 
 
 _SPEEDS_SN5600 = (10000, 25000, 40000, 50000, 100000, 200000, 400000, 800000)
@@ -229,6 +230,24 @@ TABLES: dict[str, TableSpec] = {
     "ACS-MSN4700": _ACS_MSN4700,
     # ACS-MSN4600C's pg_profile_lookup.ini is a link to ACS-MSN4700's.
     "ACS-MSN4600C": _ACS_MSN4700,
+    # Mellanox-SN4700-V64's pg_profile_lookup.ini is a link to Mellanox-SN4700-O8C48's. Shared
+    # headroom pool (size = xon). The 5-300 m rows come from the 2020 rules with a 1024 B
+    # lossless MTU at 1% small packets; the 1500 and 2000 m rows from none (PUBLISHED_EXCEPTIONS).
+    "Mellanox-SN4700-V64": TableSpec(
+        "Mellanox-SN4700-V64",
+        "device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-O8C48/pg_profile_lookup.ini",
+        "spectrum-3", _SPEEDS_SN4700, (5, 40, 300, 1500, 2000), (400000,),
+        Rules("pause-quanta", False, True, False, "double", True, False), Pattern(1024, 1),
+        shared_headroom=True, frame=9100),
+    # Shared headroom pool; 5-300 m and 1500 m rows from 1024 B at 50% small packets, the
+    # 2000 m rows from none (each is the formula's value for 1000 m: PUBLISHED_EXCEPTIONS).
+    "Mellanox-SN4700-C128": TableSpec(
+        "Mellanox-SN4700-C128",
+        "device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-C128/pg_profile_lookup.ini",
+        "spectrum-3", _SPEEDS_SN4700, (5, 40, 300, 1500, 2000), (400000,),
+        Rules("pause-quanta", False, False, False, "double", True, False), Pattern(1024, 50),
+        shared_headroom=True,
+        unpublished=frozenset({(200000, 1500), (400000, 1500), (200000, 2000)})),
 }
 
 
@@ -241,6 +260,19 @@ def _lanes(spec: TableSpec, speed_mbps: int) -> int:
 # without a shared headroom pool. buildimage's value is kept, so buffermgrd and fabgen agree.
 PUBLISHED_EXCEPTIONS: dict[tuple[str, int, int], PgProfile] = {
     ("ACS-SN5600", 40000, 5): PgProfile(size=75776, xon=19456, xoff=57344),
+    # Mellanox-SN4700-O8C48/pg_profile_lookup.ini (Mellanox-SN4700-V64's): long-cable rows
+    # 1 KiB below the formula, and the 400G rows repeating the 200G ones.
+    **{("Mellanox-SN4700-V64", speed, cable): PgProfile(size=xon, xon=xon, xoff=xoff)
+       for speed, cable, xon, xoff in (
+           (40000, 2000, 19456, 121856), (50000, 2000, 19456, 149504),
+           (100000, 2000, 19456, 293888), (200000, 1500, 19456, 427008),
+           (200000, 2000, 19456, 555008), (400000, 1500, 38912, 427008),
+           (400000, 2000, 38912, 555008))},
+    # Mellanox-SN4700-C128/pg_profile_lookup.ini: the 2000 m rows.
+    **{("Mellanox-SN4700-C128", speed, 2000): PgProfile(size=xon, xon=xon, xoff=xoff)
+       for speed, xon, xoff in (
+           (10000, 19456, 32768), (25000, 19456, 64512), (40000, 19456, 97280),
+           (50000, 19456, 119808), (100000, 19456, 234496), (400000, 38912, 876544))},
 }
 
 
@@ -252,6 +284,8 @@ def table(sku: str) -> LookupTable:
     rows = {}
     for speed in spec.speeds_mbps:
         for cable in spec.cables_m:
+            if (speed, cable) in spec.unpublished:
+                continue
             profile, _ = headroom(ASICS[spec.asic], speed, cable, port_mtu=spec.frame,
                                   lanes=_lanes(spec, speed), pattern=spec.pattern,
                                   rules=spec.rules, shared_headroom=spec.shared_headroom,
@@ -434,13 +468,36 @@ _T1 = {
 }
 # SKUs with buffer templates of their own (the rest use their switch's ACS SKU's), and those of
 # them whose buffer objects are NVIDIA's one-ingress-pool set (see _layout).
-_T1_SKU = {"Mellanox-SN5600-V256":
-           "device/mellanox/x86_64-nvidia_sn5600-r0/Mellanox-SN5600-V256/buffers_defaults_t1.j2"}
-ONE_INGRESS_POOL = frozenset({"Mellanox-SN5600-V256"})
-# (switch model, breakout) -> the SKU whose table applies (the SKUs sonic.HWSKU names).
+_T1_SKU = {
+    "Mellanox-SN5600-V256":
+        "device/mellanox/x86_64-nvidia_sn5600-r0/Mellanox-SN5600-V256/buffers_defaults_t1.j2",
+    "Mellanox-SN4700-V64":
+        "device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-V64/buffers_defaults_t1.j2",
+    "Mellanox-SN4700-C128":
+        "device/mellanox/x86_64-mlnx_msn4700-r0/Mellanox-SN4700-C128/buffers_defaults_t1.j2",
+}
+# Their buffers_defaults_objects.j2 link to Mellanox-SN2700-D48C8's (one ingress pool).
+ONE_INGRESS_POOL = frozenset({"Mellanox-SN5600-V256", "Mellanox-SN4700-V64",
+                              "Mellanox-SN4700-C128"})
+# (switch model, breakout) -> the SKU whose table applies (catalog.sonic_skus names them).
 SKUS = {("sn5600", 1): "ACS-SN5600", ("sn5600", 2): "Mellanox-SN5600-O128",
         ("sn5600", 4): "Mellanox-SN5600-V256", ("sn4700", 1): "ACS-MSN4700",
+        ("sn4700", 2): "Mellanox-SN4700-V64", ("sn4700", 4): "Mellanox-SN4700-C128",
         ("sn4600c", 1): "ACS-MSN4600C"}
+# sonic-utilities 691b1bbc scripts/mellanox_buffer_migrator.py (MellanoxBufferMigrator
+# __init__): every "Mellanox-" SKU but these is a traditional-model SKU; db_migrator sets its
+# buffer_model to traditional whenever it migrates a config (a fresh config_db.json, an image
+# upgrade), so fabgen renders them traditional and refuses dynamic.
+DYNAMIC_MODEL_SKUS = frozenset({"Mellanox-SN5600-O128"})
+TRADITIONAL_SOURCE = ("sonic-utilities scripts/mellanox_buffer_migrator.py: db_migrator sets "
+                      "buffer_model traditional on every Mellanox-* SKU but "
+                      "Mellanox-SN5600-O128")
+
+
+def default_mode(sku: str) -> Literal["traditional", "dynamic"]:
+    """The buffer model a SKU runs (see DYNAMIC_MODEL_SKUS)."""
+    return "traditional" if sku.startswith("Mellanox-") and sku not in DYNAMIC_MODEL_SKUS \
+        else "dynamic"
 _FAMILY = {"spectrum-3": "NVIDIA Spectrum-3", "spectrum-4": "NVIDIA Spectrum-4"}
 
 
@@ -453,14 +510,21 @@ def model_for(model: str, breakout: int) -> BufferModel | None:
     note = "" if sku else (
         f"NVIDIA publishes no SONiC SKU (lookup table) for a {breakout}-way split {model}: "
         "only SONiC's dynamic buffer model sizes its headroom")
+    mode = default_mode(sku) if sku else "dynamic"
+    if sku and mode == "traditional":
+        note = f"{sku} runs the traditional buffer model ({TRADITIONAL_SOURCE})"
+    modes: tuple[Literal["traditional", "dynamic"], ...] = (
+        ("traditional",) if mode == "traditional" else
+        ("dynamic", "traditional") if sku else ("dynamic",))
     return BufferModel(
         family=_FAMILY[asic],
         asic=asic,
         sku=sku or "",
         vendor="mellanox",
-        default_mode="dynamic",
-        modes=("dynamic", "traditional") if sku else ("dynamic",),
-        default_mode_source="sonic-buildimage platform/mellanox/rules.mk SONIC_BUFFER_MODEL",
+        default_mode=mode,
+        modes=modes,
+        default_mode_source=(TRADITIONAL_SOURCE if mode == "traditional" else
+                             "sonic-buildimage platform/mellanox/rules.mk SONIC_BUFFER_MODEL"),
         table=table(sku) if sku else None,
         layout=_layout(MMU_BYTES[model],
                        f"{BUILDIMAGE} {_T1_SKU.get(sku or '', _T1[model])}",

@@ -24,10 +24,11 @@ def tail(text: str, lines: int = 6) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Render:
-    """What fabgen rendered for one device: its config file and, for SONiC, its frr.conf."""
+    """What fabgen rendered for one device: its config file and, for SONiC, its
+    golden_config_db.json."""
 
     config: str
-    frr: str | None = None
+    golden: str | None = None
 
 
 def refuse(lost: list[str]) -> DeviceError:

@@ -39,4 +39,12 @@ fi
 if ! vtysh -c 'show bfd peers json' > "$dir/bfd.json"; then
   echo "collect-sonic: BFD sessions failed; $dir/bfd.json is incomplete" >&2
 fi
-echo "saved 7 outputs in $dir"
+# routing mode and role (DEVICE_METADATA)
+if ! sonic-cfggen -d --var-json DEVICE_METADATA > "$dir/device-metadata.json"; then
+  echo "collect-sonic: routing mode and role (DEVICE_METADATA) failed; $dir/device-metadata.json is incomplete" >&2
+fi
+# the routing mode db_migrator keeps (golden_config_db.json)
+if ! sudo cat /etc/sonic/golden_config_db.json > "$dir/golden.json"; then
+  echo "collect-sonic: the routing mode db_migrator keeps (golden_config_db.json) failed; $dir/golden.json is incomplete" >&2
+fi
+echo "saved 9 outputs in $dir"
