@@ -48,7 +48,8 @@ HPN_MODEL = {"sonic": "sn5600", "nvue": "sn5600", "eos": "7060x6-64pe"}
 
 # All three platforms in one fabric (SONiC leaves, EOS spines, Cumulus cores), non-default
 # BGP timers, BFD (SONiC runs bfdd's default timers only: underlay.FRR_BFD_DEFAULTS), adaptive
-# mode off. Small 3-tier fabric: 16 nodes on SN5600s split 2x400G (Mellanox-SN5600-O128).
+# mode off. Small 3-tier fabric: 16 nodes; each OS on hardware it runs on: SONiC and Cumulus
+# on SN5600s split 2x400G (Mellanox-SN5600-O128), EOS on Arista 7060X6s split 2x400G.
 MIXED3 = """\
 name: mixed3
 fabric: {transport: roce, speed: 400G}
@@ -58,6 +59,8 @@ cluster:
 topology:
   tiers: 3
   leaf: {model: sn5600, breakout: 2x400G}
+  spine: {model: 7060x6-64pe, breakout: 2x400G}
+  core: {model: sn5600, breakout: 2x400G}
 platforms: {leaf: sonic, spine: eos, core: nvue}
 underlay:
   bgp: {keepalive_s: 5, hold_s: 15}
@@ -66,6 +69,7 @@ underlay:
 # EOS and Cumulus take any BFD timers: the same fabric without SONiC, BFD at 100 ms x 5.
 MIXED_BFD = MIXED3.replace("platforms: {leaf: sonic, spine: eos, core: nvue}",
                            "platforms: {leaf: eos, spine: eos, core: nvue}").replace(
+    "leaf: {model: sn5600,", "leaf: {model: 7060x6-64pe,").replace(
     "bfd: {interval_ms: 300, multiplier: 3}", "bfd: {interval_ms: 100, multiplier: 5}")
 
 
@@ -347,7 +351,8 @@ def test_vtysh_checks_the_bfd_lines(mixed3: tuple[Fabric, dict[str, str]],
 
 def test_hash_fields_reach_sonic_and_nvue(tmp_path: Path) -> None:
     text = MIXED3.replace("platforms: {leaf: sonic, spine: eos, core: nvue}",
-                          "platforms: {leaf: sonic, spine: nvue, core: nvue}") + \
+                          "platforms: {leaf: sonic, spine: nvue, core: nvue}").replace(
+        "spine: {model: 7060x6-64pe,", "spine: {model: sn5600,") + \
         "load_balancing: {hash_fields: [dst-ip, src-ip, src-port]}\n"
     loaded = _load(tmp_path, text)
     files = render(loaded, only=["switches"])

@@ -1,0 +1,173 @@
+"""Checks of the switch and NIC models an intent names: known to the catalog, each OS on hardware
+it runs on, breakouts the cages' lanes allow, SONiC HwSKUs the image publishes."""
+
+from __future__ import annotations
+
+from fabgen import catalog, qos
+from fabgen.catalog import runs_on, sonic_skus
+from fabgen.errors import Diagnostics
+from fabgen.intent.models import Intent, SwitchSpec
+from fabgen.suggest import close_matches, closest
+from fabgen.topology import sizing
+
+__all__ = ["breakout_lanes", "catalog_names", "sonic_hwskus"]
+
+
+def catalog_names(intent: Intent, diags: Diagnostics) -> None:
+    nics = catalog.nics()
+    node = intent.cluster.node
+    nic = nics.get(node.nic)
+    if nic is None:
+        guess = closest(node.nic, list(nics))
+        diags.error(f"unknown NIC model {node.nic!r}", ("cluster", "node", "nic"),
+                    f"did you mean {guess!r}?" if guess else "known: " + ", ".join(nics))
+    else:
+        if node.nic_ports > nic.max_ports:
+            diags.error(f"{nic.name} has {nic.max_ports} port(s)",
+                        ("cluster", "node", "nic_ports"))
+        speed = sizing.link_speed(intent)
+        if speed > nic.speed_gbps:
+            diags.error(f"{nic.name} ports run at most {nic.speed_gbps}G, not {speed}G",
+                        ("fabric", "speed"))
+    transport = "infiniband" if intent.fabric.transport == "infiniband" else "ethernet"
+    known = catalog.switches()
+    topo = intent.topology
+    for role in ("leaf", "spine", "core"):
+        spec = getattr(topo, role)
+        if spec is None or spec.model is None:
+            continue
+        model = known.get(spec.model)
+        loc = ("topology", role, "model")
+        if model is None:
+            guess = closest(spec.model, list(known))
+            diags.error(f"unknown switch model {spec.model!r}", loc,
+                        f"did you mean {guess!r}?" if guess else "known: " + ", ".join(known))
+        elif model.transport != transport:
+            diags.error(f"{model.name} is an {model.transport} switch; this fabric is "
+                        f"{intent.fabric.transport}", loc)
+    if topo.tiers == 2 and topo.core is not None:
+        diags.warn("core is ignored in a 2-tier fabric", ("topology", "core"))
+    _runs_on(intent, diags)
+
+
+def _runs_on(intent: Intent, diags: Diagnostics) -> None:
+    """Each role's OS on its switch model's hardware (catalog.runs_on): EOS on an NVIDIA
+    SN5600 or NVUE on an Arista 7060X6 would render configs no switch can load. The error
+    sits where the OS was chosen (platforms.<role>), else at the model (the OS by default);
+    a custom switch has no vendor to check."""
+    if intent.fabric.transport != "roce":
+        return
+    topo, plats = intent.topology, intent.platforms
+    known = catalog.switches()
+    # Where each role's OS and model come from: its own field, else the role it defaults to.
+    os_from = {"leaf": "leaf", "spine": "spine" if plats.spine else "leaf"}
+    os_from["core"] = "core" if plats.core else os_from["spine"]
+    model_from = {"leaf": "leaf", "spine": "spine" if topo.spine else "leaf"}
+    model_from["core"] = "core" if topo.core else model_from["spine"]
+    # One error per OS choice and model, naming every role that has both.
+    clashes: dict[tuple[str, str], list[str]] = {}
+    # Cores: when 3 tiers are asked for or a core is described (with tiers: auto an
+    # undescribed core is the spine's model and OS, checked with the spines).
+    core = topo.tiers == 3 or (topo.tiers != 2 and (topo.core or plats.core) is not None)
+    for role in ("leaf", "spine", *(("core",) if core else ())):
+        spec = getattr(topo, model_from[role])
+        model = known.get(spec.model) if spec is not None and spec.model else None
+        if model is not None and not runs_on.runs_on(getattr(plats, os_from[role]),
+                                                     model.vendor):
+            clashes.setdefault((os_from[role], model.key), []).append(role)
+    for (chosen, key), roles in clashes.items():
+        platform, model, first = getattr(plats, chosen), known[key], roles[0]
+        named = model.name if model.name.lower().startswith(model.vendor.lower()) \
+            else f"{model.vendor} {model.name}"
+        loc = (("platforms", chosen) if chosen in plats.model_fields_set
+               else ("topology", model_from[first], "model"))
+        # Did you mean: the OSes that run on this switch (the closest spelling first), and
+        # the models this OS runs on.
+        fits = runs_on.platforms_for(model.vendor)
+        fits = list(dict.fromkeys([*close_matches(platform, fits), *fits]))
+        models = [k for k, m in known.items()
+                  if m.transport == model.transport and runs_on.runs_on(platform, m.vendor)]
+        hint = " ".join(filter(None, (
+            f"did you mean {' or '.join(repr(f) for f in fits)}?" if fits else "",
+            f"{platform} runs on {', '.join(models)}" if models else "")))
+        diags.error(f"{platform} does not run on {key} ({', '.join(roles)}), the {named}: "
+                    f"{platform} runs on {runs_on.RUNS_ON[platform].what}", loc, hint or None)
+
+
+def breakout_lanes(intent: Intent, diags: Diagnostics) -> None:
+    """A breakout splits a native port's electrical lanes evenly, or the ports cannot be named
+    (render would stop at the first port name: issue 18). Catalog breakouts are the vendor's;
+    a custom switch's is the intent's, on an 8-lane OSFP/QSFP-DD port."""
+    from fabgen.catalog import Breakout
+    from fabgen.catalog.ports import native_lanes
+
+    topo = intent.topology
+    specs: list[tuple[tuple[str, ...], object]] = [
+        (("topology", role), getattr(topo, role)) for role in ("leaf", "spine", "core")]
+    for net in ("storage", "management"):
+        extra = getattr(topo, net)
+        if extra is not None:
+            specs += [(("topology", net, role), getattr(extra, role))
+                      for role in ("leaf", "spine")]
+    for base, spec in specs:
+        if not isinstance(spec, SwitchSpec) or spec.model is not None or spec.breakout is None:
+            continue
+        count = Breakout.parse(spec.breakout).count
+        lanes = native_lanes("custom")
+        if lanes % count:
+            ways = ", ".join(str(n) for n in range(1, lanes + 1) if lanes % n == 0)
+            diags.error(f"a {count}-way breakout cannot split a custom switch's {lanes}-lane "
+                        "ports evenly", (*base, "breakout"), f"split {ways} ways")
+
+
+def sonic_hwskus(intent: Intent, diags: Diagnostics) -> None:
+    """A SONiC switch needs a HwSKU its vendor publishes for its model and split (the image
+    finds its port table and buffer templates by that name), and a DEVICE_METADATA type whose
+    buffer template that SKU ships (catalog.sonic_skus)."""
+    if intent.fabric.transport != "roce":
+        return
+    try:
+        shape = sizing.shape(intent)
+    except sizing.SizingError:
+        return  # _fit reports it
+    topo = intent.topology
+    kinds = {"leaf": shape.leaf, "spine": shape.spine}
+    if shape.tiers == 3 and shape.core is not None:
+        kinds["core"] = shape.core
+    platforms = qos.used_platforms(intent)
+    blamed: set[tuple[str, ...]] = set()
+    for role, kind in kinds.items():
+        if platforms[role] != "sonic":
+            continue
+        owner = role if getattr(topo, role) is not None else (
+            "spine" if role == "core" and topo.spine is not None else "leaf")
+        spec = getattr(topo, owner)
+        known = sonic_skus.models().get(kind.model)
+        sku = known.for_split(kind.breakout) if known is not None else None
+        if sku is None:
+            field = "breakout" if spec is not None and spec.breakout else "model"
+            loc = ("topology", owner, field)
+            if loc in blamed:
+                continue
+            blamed.add(loc)
+            if known is None:
+                what = "a custom switch" if kind.model == "custom" else kind.model
+                hint = ("use a switch model with published SONiC SKUs: "
+                        + ", ".join(sorted(sonic_skus.models())))
+            else:
+                what = f"{kind.model} split {kind.breakout} way(s)"
+                hint = (f"{kind.model}'s published SKUs: "
+                        + ", ".join(f"{s.hwsku} ({s.ports} ports, split {s.split})"
+                                    for s in known.skus))
+            diags.error(f"SONiC has no published HwSKU for {what}: the image would find no "
+                        "port table or buffer templates for it", loc,
+                        f"{hint} ({sonic_skus.BUILDIMAGE}); or use another platform")
+            continue
+        device_type = sonic_skus.device_type(role, sku)
+        template = sonic_skus.buffer_template(device_type)
+        if template not in sku.buffer_templates:
+            diags.error(f"SONiC {role} switches are DEVICE_METADATA type {device_type}, whose "
+                        f"buffers need buffers_defaults_{template}.j2; {sku.hwsku} publishes "
+                        f"only {', '.join(sku.buffer_templates)}", ("platforms", role),
+                        "use a switch model and split whose SKU ships that template, or "
+                        "another platform for this tier")
