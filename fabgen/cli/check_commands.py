@@ -9,28 +9,40 @@ import json
 import sys
 from pathlib import Path
 
+from fabgen.cli import pager
 from fabgen.cli.console import (
     EXIT_CHANGES,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
     Console,
+    one_line,
 )
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from fabgen import diff
+    from fabgen.diff.jsonout import to_json
+    from fabgen.diff.markdown import format_markdown
 
     try:
         result = diff.diff(args.old, args.new, owned=not args.all)
     except diff.DiffError as exc:
-        console.error(str(exc))
+        console.error(one_line(str(exc)))
         return EXIT_INVALID
-    if args.format == "json":
-        print(json.dumps(result.to_json(), indent=2))
+    if args.quiet:
+        text = diff.summary_line(result) + "\n"
+    elif args.format == "json":
+        text = json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "markdown":
+        text = format_markdown(result, args.max_chars, args.full_diff_url)
     else:
+        paging = pager.wanted(args.no_pager)
         text = diff.format_text(result, color=console.color and sys.stdout.isatty())
-        sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
+        if paging:
+            pager.page(text)
+            return EXIT_CHANGES if result.changed else EXIT_OK
+    sys.stdout.write(text)
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 

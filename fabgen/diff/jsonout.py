@@ -1,0 +1,54 @@
+"""`fabgen diff --format json`: the result for scripts, in a stable documented shape.
+
+Version 1 (README, "fabgen diff --format json"; schemas/fabgen-diff.schema.json):
+
+    {"fabgen_diff": 1, "old": ..., "new": ..., "compared_by": "path" | "device",
+     "changed": bool, "notes": [...],
+     "summary": {"files": {added, removed, changed, unchanged},
+                 "devices": {added, removed, changed, replatformed},
+                 "cables": {added, removed, moved, changed, renumbered}, "changes": n},
+     "devices": [{name, role, old_os, new_os, status, files}],
+     "files": [{name, kind, device, status, size, changes: [{op, at, where, old, new, note}]}]}
+
+Files and devices come in natural order; unchanged files are only counted. A change's `at` is
+its place as a list (keys, sections, a line, a row id), `where` the same as the text format
+prints it; `old`/`new` are the JSON value, the config line, the lines or the row (a table's
+row as column -> text), absent (null) on the side that does not have it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabgen.diff.model import DiffResult
+from fabgen.diff.text import format_at
+
+VERSION = 1
+
+
+def to_json(result: DiffResult) -> dict[str, Any]:
+    devices = {s: 0 for s in ("added", "removed", "changed", "replatformed")}
+    for d in result.devices:
+        devices[d.status] += 1
+    return {
+        "fabgen_diff": VERSION,
+        "old": result.old,
+        "new": result.new,
+        "compared_by": result.by,
+        "changed": result.changed,
+        "notes": result.notes,
+        "summary": {
+            "files": {s: result.count(s) for s in ("added", "removed", "changed", "unchanged")},
+            "devices": devices,
+            "cables": result.cables.as_dict(),
+            "changes": sum(len(f.changes) for f in result.files),
+        },
+        "devices": [{"name": d.name, "role": d.role, "old_os": d.old_os, "new_os": d.new_os,
+                     "status": d.status, "files": d.files} for d in result.devices],
+        "files": [{
+            "name": f.name, "kind": f.kind, "device": f.device, "status": f.status,
+            "size": f.size,
+            "changes": [{"op": c.op, "at": list(c.at), "where": format_at(f.kind, c.at),
+                         "old": c.old, "new": c.new, "note": c.note} for c in f.changes],
+        } for f in result.files],
+    }
