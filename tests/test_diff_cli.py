@@ -172,6 +172,13 @@ def test_json_is_stable(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped
     out = json.loads(cli("diff", "--json", a, b).out)
     jsonschema.validate(out, schema)
     assert out["fabgen_diff"] == 1
+    # Printed a file at a time, byte for byte the whole document's json.dumps.
+    from fabgen.diff.jsonout import chunks, to_json
+
+    for old, new in ((a, b), (a, a)):
+        result = diff(old, new)
+        assert "".join(chunks(result)) == json.dumps(to_json(result), indent=2,
+                                                     ensure_ascii=False) + "\n"
     assert [(c["op"], c["at"], c["old"], c["new"]) for c in out["files"][0]["changes"]] == [
         ("~", ["a", "c"], 1, 2), ("-", ["b", "[0]"], 1, None), ("-", ["b", "[1]"], 2, None)]
 

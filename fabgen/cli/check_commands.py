@@ -22,7 +22,7 @@ from fabgen.cli.console import (
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from fabgen import diff
-    from fabgen.diff.jsonout import to_json
+    from fabgen.diff import jsonout
     from fabgen.diff.markdown import format_markdown
 
     try:
@@ -33,7 +33,9 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if args.quiet:
         text = diff.summary_line(result) + "\n"
     elif args.format == "json":
-        text = json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+        for chunk in jsonout.chunks(result):
+            sys.stdout.write(chunk)
+        return EXIT_CHANGES if result.changed else EXIT_OK
     elif args.format == "markdown":
         text = format_markdown(result, args.max_chars, args.full_diff_url)
     else:

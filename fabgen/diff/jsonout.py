@@ -18,15 +18,37 @@ row as column -> text), absent (null) on the side that does not have it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
-from fabgen.diff.model import DiffResult
+from fabgen.diff.model import DiffResult, FileDiff
 from fabgen.diff.text import format_at
 
 VERSION = 1
 
 
-def to_json(result: DiffResult) -> dict[str, Any]:
+def _file(f: FileDiff) -> dict[str, Any]:
+    return {
+        "name": f.name, "kind": f.kind, "device": f.device, "status": f.status, "size": f.size,
+        "changes": [{"op": c.op, "at": list(c.at), "where": format_at(f.kind, c.at),
+                     "old": c.old, "new": c.new, "note": c.note} for c in f.changes],
+    }
+
+
+def chunks(result: DiffResult) -> Iterator[str]:
+    """`json.dumps(to_json(result), indent=2)`, a file at a time: the whole document of a
+    large change is never built in memory."""
+    head = to_json(result, files=False)
+    text = json.dumps(head, indent=2, ensure_ascii=False)
+    yield text[:text.rindex('"files": []')] + '"files": ['
+    for i, f in enumerate(result.files):
+        item = json.dumps(_file(f), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        yield ("," if i else "") + "\n    " + item
+    yield ("\n  ]" if result.files else "]") + "\n}\n"
+
+
+def to_json(result: DiffResult, files: bool = True) -> dict[str, Any]:
     devices = {s: 0 for s in ("added", "removed", "changed", "replatformed")}
     for d in result.devices:
         devices[d.status] += 1
@@ -45,10 +67,5 @@ def to_json(result: DiffResult) -> dict[str, Any]:
         },
         "devices": [{"name": d.name, "role": d.role, "old_os": d.old_os, "new_os": d.new_os,
                      "status": d.status, "files": d.files} for d in result.devices],
-        "files": [{
-            "name": f.name, "kind": f.kind, "device": f.device, "status": f.status,
-            "size": f.size,
-            "changes": [{"op": c.op, "at": list(c.at), "where": format_at(f.kind, c.at),
-                         "old": c.old, "new": c.new, "note": c.note} for c in f.changes],
-        } for f in result.files],
+        "files": [_file(f) for f in result.files] if files else [],
     }
