@@ -247,3 +247,21 @@ def test_text_prints_the_summary_first_and_quiet_only_it(cli, tmp_path: Path) ->
     quiet = cli("diff", "-q", str(a), str(b))
     assert full.out.splitlines()[0] == quiet.out.rstrip("\n")
     assert quiet.out.count("\n") == 1 and quiet.code == full.code == 2
+
+
+def test_a_link_out_of_a_side_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """In CI a side may come from a pull request: a link to a runner's secret must not be
+    printed into a comment. A link within the side is read."""
+    secret = tmp_path / "secret"
+    secret.write_text("token=hunter2\n")
+    a = _render(tmp_path / "a", CONFIG_DB)
+    b = _render(tmp_path / "b", CONFIG_DB)
+    (a / "notes.txt").write_text("x\n")
+    (b / "notes.txt").symlink_to(b / "report.md")
+    assert cli("diff", str(a), str(b)).code == 2  # inside: compared
+    (b / "notes.txt").unlink()
+    (b / "notes.txt").symlink_to(secret)
+    result = cli("--no-color", "diff", "--format", "markdown", str(a), str(b))
+    assert result.code == 1 and "hunter2" not in result.out + result.err
+    assert result.err == (f"{b}/notes.txt: leads outside the directory compared (a "
+                          "symbolic link)\n")

@@ -260,6 +260,9 @@ def _notes(old: Side, new: Side) -> list[str]:
 KNOWN_NAMES = {"config_db.json": "sonic", "frr.conf": "frr", "bgpd.conf": "frr",
                "startup.yaml": "nvue", "running-config": "eos", "startup-config": "eos"}
 SUFFIXES = (".cfg", ".conf", ".json", ".yaml", ".yml", ".txt")
+# How a device's config of each kind is named when the device has several.
+CONFIG_NAMES = {"sonic": "config_db.json", "frr": "frr.conf", "eos": "running-config",
+                "nvue": "startup.yaml"}
 # The config each format stands for when the render does not say (a device only one side has).
 DEFAULT_KIND = {"json": "sonic", "yaml": "nvue", "text": "eos"}
 
@@ -354,8 +357,7 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
     for device, name in keys:
         kind = BY_NAME[name]
         pa, pb = a.get(device, {}).get(name), b.get(device, {}).get(name)
-        label = f"{device} {PurePosixPath(pb or pa or '').name}" if device in several \
-            else device
+        label = f"{device} {CONFIG_NAMES[name]}" if device in several else device
         if pa is not None and pb is not None:
             if same(old, pa, new, pb):
                 unchanged += 1

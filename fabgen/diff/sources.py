@@ -117,6 +117,19 @@ def _decoded(raw: Iterator[bytes], shown: str) -> Iterator[str]:
         yield tail
 
 
+def _inside(root: Path, path: str, shown: str) -> None:
+    """A symbolic link out of the side's directory is refused: in CI the directory may come
+    from a pull request, and the diff would print the file it points at (a secret of the
+    runner) into a comment."""
+    try:
+        outside = not (root / path).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        outside = False  # the open says what is wrong
+    if outside:
+        raise FabgenError.single("leads outside the directory compared (a symbolic link)",
+                                 file=shown)
+
+
 class DirSide(Side):
     def __init__(self, spec: str) -> None:
         root = Path(spec)
@@ -136,6 +149,7 @@ class DirSide(Side):
                     self.entries[rel] = Entry(path.stat().st_size)
 
     def read(self, path: str) -> str:
+        _inside(self.root, path, self.shown(path))
         return user_files.read_text(self.root / path, what=WHAT, limit=MAX_FILE_BYTES,
                                     shown=self.shown(path))
 
@@ -143,6 +157,7 @@ class DirSide(Side):
     def _open(self, path: str) -> Iterator[IO[bytes]]:
         shown = self.shown(path)
         user_files.require_file(self.root / path, what=WHAT, shown=shown, limit=MAX_FILE_BYTES)
+        _inside(self.root, path, shown)
         try:
             fd = os.open(self.root / path, os.O_RDONLY | os.O_NONBLOCK
                          | getattr(os, "O_CLOEXEC", 0))
