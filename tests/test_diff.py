@@ -120,7 +120,7 @@ def test_git_revision_side(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     changed = cli("diff", "git:HEAD:configs", "configs", "--quiet")
     assert changed.code == 2
     assert changed.out == ("files: 0 added, 0 removed, 1 changed, 2 unchanged; devices: 1 "
-                           "changed (1 device eos); cables: none changed; 1 change\n")
+                           "changed (1 device (eos)); cables: none changed; 1 change\n")
     # PATH is from the repository's top, as in git's REV:PATH, wherever fabgen runs.
     monkeypatch.chdir(repo / "configs" / "eos")
     assert cli("diff", "git:HEAD:configs", "git:HEAD:configs").code == 0

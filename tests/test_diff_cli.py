@@ -147,7 +147,7 @@ def test_markdown_groups_a_change_made_on_many_devices(tmp_path: Path) -> None:
                                   "200000 bytes\n") for i in range(1, 127)}
     a, b = _pair(tmp_path, files)
     md = format_markdown(diff(a, b))
-    assert ("**126 device eos**, 1 place each: `interface Ethernet1/1`\n\n```diff\n"
+    assert ("**126 devices (eos)**, 1 place each: `interface Ethernet1/1`\n\n```diff\n"
             "- random-detect ecn minimum-threshold 150000 bytes\n"
             "+ random-detect ecn minimum-threshold 200000 bytes\n```") in md
     assert "#### Changes by file" not in md  # nothing is left to say per file

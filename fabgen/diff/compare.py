@@ -77,9 +77,9 @@ def compare_texts(kind: Kind, old: str, new: str, where: tuple[str, str]) -> lis
         a, b = _docs(kind, old, where[0]), _docs(kind, new, where[1])
         if kind.fmt == "yaml":
             if len(a) <= 1 and len(b) <= 1:
-                return diff_values(a[0] if a else None, b[0] if b else None)
-            return diff_values(a, b, documents=True)
-        return diff_values(a, b)
+                return diff_values(a[0] if a else None, b[0] if b else None, where=where[1])
+            return diff_values(a, b, documents=True, where=where[1])
+        return diff_values(a, b, where=where[1])
     return diff_lines(old.splitlines(), new.splitlines(), kind.locate)
 
 
@@ -105,7 +105,7 @@ def _size(side: Side, path: str, kind: Kind) -> int:
     """Lines of a file (rows of a table), counted as it streams."""
     if kind.style == "table":
         return sum(1 for _ in _rows(side, path, kind, {}))
-    return sum(1 for _ in side.lines(path))
+    return side.count_lines(path)
 
 
 # --- renders, by path ---------------------------------------------------------------------
@@ -331,7 +331,7 @@ def _owned(kind: Kind, backup: str, render: str, where: tuple[str, str], owned: 
         bj, rj = parse_json(backup, bw), parse_json(render, rw)
         if owned:
             bj, rj = own.owned_tables(bj, rj)
-        return diff_values(bj, rj) if backup_is_old else diff_values(rj, bj)
+        return diff_values(bj, rj, where=bw) if backup_is_old else diff_values(rj, bj, where=bw)
     if kind.name == "nvue":
         bs, rs = own.nvue_set(parse_yaml(backup, bw)), own.nvue_set(parse_yaml(render, rw))
         if owned:
@@ -374,10 +374,10 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
             files.append(FileDiff(label, kind.name, kind.style, "changed", changes, device))
         elif pb is not None:
             files.append(FileDiff(label, kind.name, kind.style, "added", [], device,
-                                  sum(1 for _ in new.lines(pb))))
+                                  new.count_lines(pb)))
         elif pa is not None:
             files.append(FileDiff(label, kind.name, kind.style, "removed", [], device,
-                                  sum(1 for _ in old.lines(pa))))
+                                  old.count_lines(pa)))
     roles = _switch_roles(render_side) if render_side is not None and files else {}
     devices: list[Device] = []
     for device in sorted({f.device for f in files if f.device}, key=natural_key):

@@ -2,7 +2,8 @@
 
 What a reviewer reads first comes first: the summary (devices by role and platform, files,
 cables), platform changes, then each change made identically in several places once, with
-where ("8 leaf eos, 128 places: interface Ethernet*/* > uc-tx-queue 3"), then cables, then
+where ("8 leaves (eos), 128 places each: interface Ethernet*/* > uc-tx-queue 3"), then cables,
+then
 each file's remaining changes folded in `<details>`. The comment is cut to `limit` characters
 (a GitHub comment holds 65,536) between whole items, and then says what it left out and where
 the full diff is.
@@ -19,7 +20,14 @@ from dataclasses import dataclass, field
 from fabgen.diff.kinds import BY_NAME
 from fabgen.diff.model import Change, Device, DiffResult, FileDiff
 from fabgen.diff.tables import describe
-from fabgen.diff.text import device_phrase, file_body, format_at, plural, value_text
+from fabgen.diff.text import (
+    device_phrase,
+    file_body,
+    format_at,
+    plural,
+    roles,
+    value_text,
+)
 from fabgen.natural import natural_key
 
 GITHUB_LIMIT = 65_536  # characters in a GitHub issue or pull-request comment
@@ -122,13 +130,14 @@ def _summary(result: DiffResult) -> list[str]:
         statuses = ("added", "removed", "changed", "replatformed")
         rows: dict[tuple[str, str], dict[str, int]] = {}
         for d in devices:
-            row = rows.setdefault((d.role or "device", d.os), dict.fromkeys(statuses, 0))
+            row = rows.setdefault((roles(d.role), d.os), dict.fromkeys(statuses, 0))
             row[d.status] += 1
         out += ["| devices | added | removed | changed | platform changed |",
                 "|---|--:|--:|--:|--:|"]
         for (role, os), row in sorted(rows.items(), key=lambda x: natural_key(" ".join(x[0]))):
             cells = " | ".join(str(row[s] or "") for s in statuses)
-            out.append(f"| {html.escape(role)} {html.escape(os)} | {cells} |")
+            what = f"{role} ({os})" if os else role
+            out.append(f"| {html.escape(what)} | {cells} |")
         out.append("")
     files = (f"- **Files:** {result.count('added')} added, {result.count('removed')} removed, "
              f"{result.count('changed')} changed, {result.count('unchanged'):,} unchanged")
@@ -143,11 +152,11 @@ def _summary(result: DiffResult) -> list[str]:
 
 
 def _platforms(result: DiffResult) -> list[str]:
-    """Devices now on another platform, by role and change: `spine sonic → nvue: ...`."""
+    """Devices now on another platform, by role and change: `spines, sonic → nvue: ...`."""
     moved: dict[tuple[str, str], list[str]] = {}
     for d in result.devices:
         if d.status == "replatformed":
-            moved.setdefault((d.role or "device", d.os), []).append(d.name)
+            moved.setdefault((roles(d.role), d.os), []).append(d.name)
     if not moved:
         return []
     return ["#### Platform changes\n\n" + "\n".join(

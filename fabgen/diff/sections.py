@@ -6,7 +6,7 @@ A config is a tree: each line is a command, and the lines indented under it are 
 compared per section path, ignoring line order within a section, the `!` comments and the
 `exit`/`end` lines that only close sections (what EOS and FRR print in their running configs
 and what fabgen renders differ only there). A removed and an added line of the same section
-that look alike are one change (`~`), so `mtu 9214` → `mtu 9000` reads as one.
+and the same command are one change (`~`), so `mtu 9214` → `mtu 9000` reads as one.
 """
 
 from __future__ import annotations
@@ -22,14 +22,6 @@ from fabgen.natural import natural_key
 # Lines that only close a section or the config (FRR: exit, exit-address-family, exit-vrf,
 # exit-vni; EOS and FRR: end).
 _CLOSERS = re.compile(r"^(exit(-[a-z-]+)?|end)$")
-# A removed and an added line of one command (same first word) are one change when at least
-# this share of their words match (difflib's ratio over words: `mtu 9214` and `mtu 9000`
-# make 0.5).
-PAIR_RATIO = 0.5
-# Pairing costs removed x added comparisons; past this many lines of a section, none.
-PAIR_MAX = 64
-
-
 @dataclass(slots=True)
 class Node:
     line: str
@@ -105,33 +97,49 @@ def diff_sections(old: list[Node], new: list[Node], at: tuple[str, ...] = ()) ->
                 out.extend(diff_sections(x.children, y.children, (*at, line)))
         removed.extend(olds[len(news):])
         added.extend(news[len(olds):])
-    out.extend(_pair(removed, added, at))
+    out.extend(_pair(removed, added, at, old, new))
     out.sort(key=lambda c: [natural_key(p) for p in c.at])
     return out
 
 
-def _pair(removed: list[Node], added: list[Node], at: tuple[str, ...]) -> list[Change]:
-    """Removed and added lines of one section; alike leaf lines paired as one change."""
+def _identities(lines: Iterable[str]) -> dict[str, str]:
+    """Each line's command: its shortest run of leading words no other line of the section
+    starts with (`mtu` of `mtu 9214`; `neighbor 10.0.0.1 remote-as` of `neighbor 10.0.0.1
+    remote-as 65101`, where several lines start `neighbor 10.0.0.1`)."""
+    words = {line: line.split() for line in lines}
+    counts: dict[tuple[str, ...], int] = {}
+    for tokens in words.values():
+        for k in range(1, len(tokens) + 1):
+            counts[tuple(tokens[:k])] = counts.get(tuple(tokens[:k]), 0) + 1
+    out = {}
+    for line, tokens in words.items():
+        k = next((k for k in range(1, len(tokens)) if counts[tuple(tokens[:k])] == 1),
+                 len(tokens))
+        out[line] = " ".join(tokens[:k])
+    return out
+
+
+def _pair(removed: list[Node], added: list[Node], at: tuple[str, ...],
+          old: list[Node], new: list[Node]) -> list[Change]:
+    """Removed and added lines of one section; a removed and an added line of the same
+    command (their identities, among their own side's lines, are equal) are one change:
+    `mtu 9214` → `mtu 9000`, but never one neighbour's line for another's."""
     out: list[Change] = []
     paired_old: set[int] = set()
     paired_new: set[int] = set()
-    if len(removed) <= PAIR_MAX and len(added) <= PAIR_MAX:
-        words = [a.line.split() for a in added]
+    if removed and added:
+        before = _identities(n.line for n in old)
+        after = _identities(n.line for n in new)
+        wanted: dict[str, int] = {}
+        for j, a in enumerate(added):
+            if not a.children:
+                wanted.setdefault(after[a.line], j)
         for i, r in enumerate(removed):
-            if r.children:
-                continue
-            mine = r.line.split()
-            best, score = -1, PAIR_RATIO
-            for j, a in enumerate(added):
-                if j in paired_new or a.children or words[j][:1] != mine[:1]:
-                    continue
-                ratio = difflib.SequenceMatcher(None, mine, words[j]).ratio()
-                if ratio > score or (best < 0 and ratio == score):
-                    best, score = j, ratio
-            if best >= 0:
+            j = wanted.pop(before[r.line], -1) if not r.children else -1
+            if j >= 0:
                 paired_old.add(i)
-                paired_new.add(best)
-                out.append(Change("~", at, r.line, added[best].line))
+                paired_new.add(j)
+                out.append(Change("~", at, r.line, added[j].line))
     for i, r in enumerate(removed):
         if i not in paired_old:
             out.extend(_flip(_flatten(r, at)))

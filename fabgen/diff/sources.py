@@ -72,6 +72,14 @@ class Side:
     def close(self) -> None:
         return None
 
+    def count_lines(self, path: str) -> int:
+        """Lines of the file (a last line without a line end counts), read as it streams."""
+        count, last = 0, "\n"
+        for chunk in self.chunks(path):
+            count += chunk.count("\n")
+            last = chunk[-1:] or last
+        return count + (last != "\n")
+
     def lines(self, path: str) -> Iterator[str]:
         """The file's lines, streamed, without line ends."""
         rest = ""

@@ -29,14 +29,14 @@ Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_json(text: str, where: str) -> Any:
+    """JSON has no aliases: only its depth is bounded (by the parser's recursion, and by
+    diff_values' own)."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except RecursionError:  # the parser recurses once per level of nesting
         raise DiffError(f"{where}: nested too deeply to compare") from None
     except ValueError as exc:
         raise DiffError(f"{where}: cannot parse as json: {exc}") from None
-    bounded(data, len(text), where)
-    return data
 
 
 def parse_yaml(text: str, where: str) -> list[Any]:
@@ -56,22 +56,23 @@ def bounded(data: Any, size: int, where: str) -> None:
     """Refuse a document whose YAML aliases multiply it (a "billion laughs": safe_load shares
     each alias, and the diff would walk every copy) or that nests deeper than MAX_DEPTH.
     Without aliases every value takes at least one character of the text, so more values
-    than characters means aliases; the walk stops there, so it costs at most `size` steps."""
+    than characters means aliases; the walk stops there, so it costs at most `size` steps
+    (a step per mapping or list: scalars are only counted)."""
+    if not isinstance(data, dict | list):
+        return
     budget = size + 1
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         node, depth = stack.pop()
-        budget -= 1
-        if budget < 0:
-            raise DiffError(f"{where}: YAML aliases expand it beyond its own size; fabgen "
-                            "compares plain documents")
         if depth > MAX_DEPTH:
             raise DiffError(f"{where}: nested deeper than {MAX_DEPTH} levels; no rendered "
                             "config does")
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
+        values = node.values() if isinstance(node, dict) else node
+        budget -= len(values) + 1
+        if budget < 0:
+            raise DiffError(f"{where}: YAML aliases expand it beyond its own size; fabgen "
+                            "compares plain documents")
+        stack.extend((v, depth + 1) for v in values if isinstance(v, dict | list) and v)
 
 
 def _key(value: Any) -> tuple[tuple[int, int | str], ...]:
@@ -150,13 +151,16 @@ def _labelled(items: list[Any], documents: bool = False) -> list[tuple[str, Any]
 
 
 def diff_values(old: Any, new: Any, at: tuple[str, ...] = (),
-                documents: bool = False) -> list[Change]:
+                documents: bool = False, where: str = "") -> list[Change]:
     """Key-level changes from `old` to `new`, in natural order of their paths.
 
     `documents`: `old` and `new` are the documents of YAML streams (matched by kind and name).
     """
     out: list[Change] = []
-    _diff(old, new, at, out, documents)
+    try:
+        _diff(old, new, at, out, documents)
+    except RecursionError:  # JSON (unlike YAML, whose depth parse_yaml bounds) nested deep
+        raise DiffError(f"{where or 'a document'}: nested too deeply to compare") from None
     return out
 
 

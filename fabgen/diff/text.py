@@ -83,10 +83,24 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
+PLURALS = {"leaf": "leaves", "switch": "switches"}
+
+
+def roles(role: str) -> str:
+    """`leaves`, `spines`, `subnet managers`, `devices` (no role known)."""
+    role = role or "device"
+    return PLURALS.get(role, role + "s")
+
+
+def role_count(n: int, role: str) -> str:
+    """`1 leaf`, `126 leaves`, `4 subnet managers`."""
+    return f"{n:,} {(role or 'device') if n == 1 else roles(role)}"
+
+
 def device_phrase(devices: list[Device]) -> str:
-    """`8 leaf eos, 4 spine sonic → nvue`."""
-    counts = Counter((d.role or "device", d.os) for d in devices)
-    return ", ".join(f"{n} {role}{' ' + os if os else ''}"
+    """`8 leaves (eos), 4 spines (sonic → nvue), 32 hosts`."""
+    counts = Counter((d.role, d.os) for d in devices)
+    return ", ".join(f"{role_count(n, role)}{f' ({os})' if os else ''}"
                      for (role, os), n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
 
 
