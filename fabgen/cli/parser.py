@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 from fabgen import __version__, resources
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "diff", help="compare two renders, a git revision, or backed-up running configs",
-        description="Compare OLD and NEW, each a render directory, git:REV:PATH (PATH from "
+        description=textwrap.fill(
+                    "Compare OLD and NEW, each a render directory, git:REV:PATH (PATH from "
                     "the repository's top, as in git), or a directory of device backups "
                     "(Oxidized/RANCID: one file per device, or a copy of a render's eos/, "
                     "nvue/ or sonic/). Every file by its kind: JSON/YAML key by key (order "
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "by cable (matched by both ends), scripts and env files by line. Against "
                     "backups, only what fabgen owns, cut the same way on both sides. The "
                     "summary line comes first; on a terminal the text goes through $PAGER.",
+                    width=90),
         epilog="examples:\n"
                "  fabgen diff git:HEAD~1:configs/pod-a configs/pod-a\n"
                "  fabgen diff git:origin/main:configs/pod-a configs/pod-a --format markdown "
