@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import shlex
 import subprocess
@@ -86,6 +85,7 @@ def test_help_documents_the_codes(cli) -> None:  # type: ignore[no-untyped-def]
 
 def _in_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
     """Run fabgen with stdout on a pseudo-terminal: its exit code and what it printed."""
+    pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX")
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "fabgen", *args], stdout=slave,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
