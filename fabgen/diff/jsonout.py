@@ -22,29 +22,40 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from fabgen.diff.model import DiffResult, FileDiff
+from fabgen.diff.model import Change, DiffResult, FileDiff
 from fabgen.diff.text import format_at
 
 VERSION = 1
 
 
+def _change(f: FileDiff, c: Change) -> dict[str, Any]:
+    return {"op": c.op, "at": list(c.at), "where": format_at(f.kind, c.at), "old": c.old,
+            "new": c.new, "note": c.note}
+
+
 def _file(f: FileDiff) -> dict[str, Any]:
-    return {
-        "name": f.name, "kind": f.kind, "device": f.device, "status": f.status, "size": f.size,
-        "changes": [{"op": c.op, "at": list(c.at), "where": format_at(f.kind, c.at),
-                     "old": c.old, "new": c.new, "note": c.note} for c in f.changes],
-    }
+    return {"name": f.name, "kind": f.kind, "device": f.device, "status": f.status,
+            "size": f.size, "changes": [_change(f, c) for c in f.changes]}
+
+
+def _dumps(value: Any, indent: str) -> str:
+    """json.dumps(indent=2) of a value placed `indent` deep in a larger document."""
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
 
 
 def chunks(result: DiffResult) -> Iterator[str]:
-    """`json.dumps(to_json(result), indent=2)`, a file at a time: the whole document of a
-    large change is never built in memory."""
-    head = to_json(result, files=False)
-    text = json.dumps(head, indent=2, ensure_ascii=False)
-    yield text[:text.rindex('"files": []')] + '"files": ['
+    """`json.dumps(to_json(result), indent=2)` a change at a time: the document of a large
+    change is never whole in memory."""
+    head = _dumps(to_json(result, files=False), "")
+    yield head[:head.rindex('"files": []')] + '"files": ['
     for i, f in enumerate(result.files):
-        item = json.dumps(_file(f), indent=2, ensure_ascii=False).replace("\n", "\n    ")
-        yield ("," if i else "") + "\n    " + item
+        shell = _dumps(_file(FileDiff(f.name, f.kind, f.style, f.status, [], f.device, f.size)),
+                       "    ")
+        cut = shell.rindex('"changes": []')
+        yield ("," if i else "") + "\n    " + shell[:cut] + '"changes": ['
+        for j, c in enumerate(f.changes):
+            yield ("," if j else "") + "\n        " + _dumps(_change(f, c), "        ")
+        yield ("\n      ]" if f.changes else "]") + shell[cut + len('"changes": []'):]
     yield ("\n  ]" if result.files else "]") + "\n}\n"
 
 
