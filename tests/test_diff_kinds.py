@@ -220,3 +220,12 @@ def test_a_platform_change_is_one_line_per_device(results: dict[str, DiffResult]
     text = format_text(r)
     assert "== spine-01: sonic → nvue (spine)\n" in text
     assert "\n== sonic/spine-01/config_db.json" not in text  # folded under the device
+
+
+def test_the_readme_says_how_each_kind_is_compared() -> None:
+    from fabgen.diff.kinds import table
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    between = readme.split("<!-- diff-kinds:start -->\n", 1)[1].split("<!-- diff-kinds:end -->")[0]
+    assert between == table(), ("run: python -c 'from fabgen.diff.kinds import table; "
+                                "print(table(), end=\"\")' and put it in README.md")

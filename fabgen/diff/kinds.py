@@ -80,8 +80,9 @@ KINDS: tuple[Kind, ...] = (
     _k("picture", "report.svg", "lines", "text", "the report's picture, line by line",
        at="lines"),
     _k("cables", "cabling/*.csv", "table", "text",
-       "cable tables: cable by cable, matched by both ends (added, removed, moved, "
-       "changed, renumbered)", at="table", table=CABLES),
+       "cable tables, cable by cable, matched by both ends: added, removed, moved (one "
+       "end kept), changed (another column), renumbered (the same cable under a new id: "
+       "relabel it)", at="table", table=CABLES),
     _k("cables-json", "cabling/*.json", "table", "json",
        "the cable tables as JSON: as the CSV, and the switch list key by key",
        at="table", table=CABLES),
@@ -96,12 +97,16 @@ KINDS: tuple[Kind, ...] = (
     _k("node-name-map", "bringup/infiniband/node-name-map infiniband/node-name-map",
        "lines", "text", "InfiniBand node-name maps, line by line", at="lines"),
     _k("sonic", "sonic/*/config_db.json", "keys", "json",
-       "SONiC config_db.json by table, key and field", at="sonic", os="sonic", device=True),
-    _k("frr", "sonic/*/frr.conf", "sections", "text", "FRR config by section",
+       "SONiC config_db.json by table, key and field "
+       "(`WRED_PROFILE|ROCE_LOSSLESS.green_min_threshold`)", at="sonic", os="sonic", device=True),
+    _k("frr", "sonic/*/frr.conf", "sections", "text",
+       "FRR config by section (`router bgp 65000 > bgp router-id`)",
        at="sections", os="sonic", device=True),
-    _k("eos", "eos/*.cfg", "sections", "text", "Arista EOS config by section",
+    _k("eos", "eos/*.cfg", "sections", "text",
+       "Arista EOS config by section (`interface Ethernet1/1 > uc-tx-queue 3`)",
        at="sections", os="eos", device=True),
-    _k("nvue", "nvue/*/startup.yaml", "keys", "yaml", "NVUE startup.yaml by `nv set` path",
+    _k("nvue", "nvue/*/startup.yaml", "keys", "yaml",
+       "NVUE startup.yaml by `nv set` path (`set interface swp1s0 link mtu`)",
        at="nvue", os="nvue", device=True),
     _k("host-env", "hosts/*.env", "lines", "text", "each host's env file, line by line",
        at="lines", role="host", device=True),
@@ -155,3 +160,13 @@ def kind_of(path: str) -> Kind:
         if kind.matches(parts):
             return kind
     return GENERIC[fmt_of(path)]
+
+
+def table() -> str:
+    """The README's table of what `fabgen diff` compares how (between its diff-kinds
+    markers; tests/test_diff_kinds.py keeps the two equal)."""
+    rows = ["| files | compared |", "|---|---|"]
+    for kind in (*KINDS, GENERIC["text"]):
+        files = ", ".join(f"`{p}`" for p in kind.patterns) if not kind.generic else "others"
+        rows.append(f"| {files} | {kind.what.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
