@@ -265,3 +265,22 @@ def test_a_link_out_of_a_side_is_refused(cli, tmp_path: Path) -> None:  # type: 
     assert result.code == 1 and "hunter2" not in result.out + result.err
     assert result.err == (f"{b}/notes.txt: leads outside the directory compared (a "
                           "symbolic link)\n")
+
+
+def test_spooled_changes_print_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SPOOL_AT changes a comparison keeps them on disk: every format prints the same."""
+    from fabgen.diff import compare, diff, format_text
+    from fabgen.diff.jsonout import chunks
+    from fabgen.diff.markdown import format_markdown
+    from tests.conftest import GOLDEN
+
+    old, new = str(GOLDEN / "roce-256-sonic"), str(GOLDEN / "roce-eos-nvue-2to1")
+    whole = diff(old, new)
+    monkeypatch.setattr(compare, "SPOOL_AT", 10)
+    spooled = diff(old, new)
+    assert spooled.spool is not None and whole.spool is None
+    assert sum(f.spooled is not None for f in spooled.files) > 10
+    assert format_text(spooled) == format_text(whole)
+    assert "".join(chunks(spooled)) == "".join(chunks(whole))
+    assert format_markdown(spooled) == format_markdown(whole)
+    spooled.close()

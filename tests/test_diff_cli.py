@@ -132,7 +132,7 @@ def test_markdown_is_cut_to_fit_and_says_where_the_rest_is(tmp_path: Path) -> No
     assert len(cut) <= 20_000
     assert cut.startswith("### fabgen diff: 400 devices, 400 files changed")
     assert cut.rstrip().endswith("the full diff: https://ci.example/job/1/diff.txt.")
-    assert "items not shown" in cut
+    assert "✂ Cut to fit a comment (20,000 characters) after " in cut
     # Every block opened is closed: a cut never falls inside one.
     assert cut.count("<details>") == cut.count("</details>")
     assert cut.count("```") % 2 == 0

@@ -30,21 +30,23 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     except diff.DiffError as exc:
         console.error(one_line(str(exc)))
         return EXIT_INVALID
-    if args.quiet:
-        text = diff.summary_line(result) + "\n"
-    elif args.format == "json":
-        for chunk in jsonout.chunks(result):
-            sys.stdout.write(chunk)
-        return EXIT_CHANGES if result.changed else EXIT_OK
-    elif args.format == "markdown":
-        text = format_markdown(result, args.max_chars, args.full_diff_url)
-    else:
-        paging = pager.wanted(args.no_pager)
-        text = diff.format_text(result, color=console.color and sys.stdout.isatty())
-        if paging:
-            pager.page(text)
-            return EXIT_CHANGES if result.changed else EXIT_OK
-    sys.stdout.write(text)
+    try:
+        if args.quiet:
+            sys.stdout.write(diff.summary_line(result) + "\n")
+        elif args.format == "json":
+            for chunk in jsonout.chunks(result):
+                sys.stdout.write(chunk)
+        elif args.format == "markdown":
+            sys.stdout.write(format_markdown(result, args.max_chars, args.full_diff_url))
+        else:
+            lines = diff.text_lines(result, color=console.color and sys.stdout.isatty())
+            if pager.wanted(args.no_pager):
+                pager.page(lines)
+            else:
+                for line in lines:
+                    sys.stdout.write(line + "\n")
+    finally:
+        result.close()
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 

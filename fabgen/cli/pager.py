@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 
 
 def command() -> str | None:
@@ -25,11 +26,12 @@ def wanted(no_pager: bool) -> bool:
     return not no_pager and sys.stdout.isatty() and command() is not None
 
 
-def page(text: str) -> None:
-    """Show `text` through the pager (or print it when the pager cannot start)."""
+def page(lines: Iterable[str]) -> None:
+    """Show `lines` through the pager, as they come (or print them when it cannot start)."""
     pager = command()
     if pager is None:
-        sys.stdout.write(text)
+        for line in lines:
+            sys.stdout.write(line + "\n")
         return
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
@@ -39,11 +41,13 @@ def page(text: str) -> None:
         # Through the shell, as git runs core.pager: PAGER may carry options ("less -S").
         proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
     except OSError:
-        sys.stdout.write(text)
+        for line in lines:
+            sys.stdout.write(line + "\n")
         return
     assert proc.stdin is not None
     with contextlib.suppress(BrokenPipeError):  # the reader quit the pager early
-        proc.stdin.write(text.encode("utf-8"))
+        for line in lines:
+            proc.stdin.write((line + "\n").encode("utf-8"))
     with contextlib.suppress(BrokenPipeError):
         proc.stdin.close()
     proc.wait()

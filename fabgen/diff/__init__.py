@@ -14,7 +14,7 @@ from __future__ import annotations
 from fabgen.diff.compare import diff
 from fabgen.diff.model import Change, DiffError, DiffResult, FileDiff
 from fabgen.diff.structured import diff_values as structured_diff
-from fabgen.diff.text import format_text, summary_line
+from fabgen.diff.text import format_text, summary_line, text_lines
 
 __all__ = ["Change", "DiffError", "DiffResult", "FileDiff", "diff", "format_text",
-           "structured_diff", "summary_line"]
+           "structured_diff", "summary_line", "text_lines"]

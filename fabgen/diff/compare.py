@@ -16,6 +16,7 @@ from typing import Any
 from fabgen.diff import owned as own
 from fabgen.diff.kinds import BY_NAME, Kind, fmt_of, kind_of
 from fabgen.diff.model import (
+    SPOOL_AT,
     CableCount,
     Change,
     Device,
@@ -23,6 +24,7 @@ from fabgen.diff.model import (
     DiffError,
     DiffResult,
     FileDiff,
+    Spool,
     Status,
 )
 from fabgen.diff.sections import diff_lines, diff_sections, parse_blocks, parse_config
@@ -110,8 +112,30 @@ def _size(side: Side, path: str, kind: Kind) -> int:
 
 # --- renders, by path ---------------------------------------------------------------------
 
+class _Held:
+    """Spools the changes found so far once they pass SPOOL_AT (model.Spool)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.spool: Spool | None = None
+
+    def add(self, files: list[FileDiff]) -> None:
+        self.count += files[-1].count
+        if self.count <= SPOOL_AT:
+            return
+        if self.spool is None:
+            self.spool = Spool()
+        for f in reversed(files):
+            if f.spooled is not None:
+                break
+            if f.count:
+                f.spool_to(self.spool)
+        self.count = 0
+
+
 def _by_path(old: Side, new: Side) -> DiffResult:
     files: list[FileDiff] = []
+    held = _Held()
     unchanged = 0
     cables = CableCount()
     # device -> (its platforms in old, in new), from every file of the device on each side
@@ -144,6 +168,7 @@ def _by_path(old: Side, new: Side) -> DiffResult:
                 unchanged += 1
                 continue
             files.append(FileDiff(path, kind.name, kind.style, "changed", changes, device))
+            held.add(files)
             continue
         side = new if in_new else old
         size = _size(side, path, kind)
@@ -163,7 +188,7 @@ def _by_path(old: Side, new: Side) -> DiffResult:
         devices.append(_device(name, roles.get(name, ""), before, after,
                                [f.name for f in files if f.device == name]))
     return DiffResult(old.label, new.label, "path", files, unchanged, devices, cables,
-                      _notes(old, new))
+                      _notes(old, new), held.spool)
 
 
 def _add(total: CableCount, count: CableCount) -> None:
@@ -353,6 +378,7 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
                   key=lambda x: (natural_key(x[0]), x[1]))
     several = {d for d, _ in keys if len(a.get(d, {}) | b.get(d, {})) > 1}
     files: list[FileDiff] = []
+    held = _Held()
     unchanged = 0
     for device, name in keys:
         kind = BY_NAME[name]
@@ -372,6 +398,7 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
                 unchanged += 1
                 continue
             files.append(FileDiff(label, kind.name, kind.style, "changed", changes, device))
+            held.add(files)
         elif pb is not None:
             files.append(FileDiff(label, kind.name, kind.style, "added", [], device,
                                   new.count_lines(pb)))
@@ -386,4 +413,4 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
         devices.append(_device(device, roles.get(device, ""), kinds_a, kinds_b,
                                [f.name for f in files if f.device == device]))
     return DiffResult(old.label, new.label, "device", files, unchanged, devices,
-                      CableCount(), [])
+                      CableCount(), [], held.spool)

@@ -53,9 +53,10 @@ def chunks(result: DiffResult) -> Iterator[str]:
                        "    ")
         cut = shell.rindex('"changes": []')
         yield ("," if i else "") + "\n    " + shell[:cut] + '"changes": ['
-        for j, c in enumerate(f.changes):
+        changes = f.changes
+        for j, c in enumerate(changes):
             yield ("," if j else "") + "\n        " + _dumps(_change(f, c), "        ")
-        yield ("\n      ]" if f.changes else "]") + shell[cut + len('"changes": []'):]
+        yield ("\n      ]" if changes else "]") + shell[cut + len('"changes": []'):]
     yield ("\n  ]" if result.files else "]") + "\n}\n"
 
 
@@ -74,7 +75,7 @@ def to_json(result: DiffResult, files: bool = True) -> dict[str, Any]:
             "files": {s: result.count(s) for s in ("added", "removed", "changed", "unchanged")},
             "devices": devices,
             "cables": result.cables.as_dict(),
-            "changes": sum(len(f.changes) for f in result.files),
+            "changes": result.change_count,
         },
         "devices": [{"name": d.name, "role": d.role, "old_os": d.old_os, "new_os": d.new_os,
                      "status": d.status, "files": d.files} for d in result.devices],

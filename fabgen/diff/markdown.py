@@ -11,7 +11,6 @@ the full diff is.
 
 from __future__ import annotations
 
-import functools
 import html
 import re
 from collections.abc import Iterable
@@ -60,25 +59,44 @@ def names(items: Iterable[str]) -> str:
             f"({len(ordered):,})")
 
 
+# Distinct changes tracked for grouping: past this many, a new one is only shown per file (a
+# comment of 65,536 characters holds a few hundred groups anyway).
+MAX_GROUPS = 50_000
+_NUMBERS = re.compile(r"(\d+)")
+
+
 @dataclass
 class Group:
-    """One change made identically in several places (devices or files)."""
+    """One change made identically in several places (devices or files): its count by file
+    and the text its places share, kept as they are met (not the places themselves)."""
 
     kind: str
     op: str
     old: str | None
     new: str | None
-    members: list[tuple[FileDiff, Change]] = field(default_factory=list)
+    example: tuple[str, ...]  # the first place
+    parts: list[str]  # the first place, numbers apart; a number that varies becomes `*`
+    by_file: dict[str, int] = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)  # file -> its device or itself
 
-    @functools.cached_property
+    def meet(self, f: FileDiff, at: tuple[str, ...]) -> None:
+        self.by_file[f.name] = self.by_file.get(f.name, 0) + 1
+        self.devices[f.name] = f.device or f.name
+        parts = _NUMBERS.split(format_at(self.kind, at))
+        if len(parts) != len(self.parts):
+            self.parts = _NUMBERS.split(re.sub(r"\d+", "*", "".join(self.parts)))
+            return
+        for i in range(1, len(parts), 2):
+            if parts[i] != self.parts[i]:
+                self.parts[i] = "*"
+
+    @property
+    def places(self) -> int:
+        return sum(self.by_file.values())
+
+    @property
     def where(self) -> str:
-        """The places' common text, with the numbers that differ between them as `*`."""
-        places = [re.split(r"(\d+)", format_at(self.kind, c.at)) for _, c in self.members]
-        first = places[0]
-        if any(len(p) != len(first) for p in places):
-            return re.sub(r"\d+", "*", "".join(first))
-        return "".join(part if i % 2 == 0 or all(p[i] == part for p in places) else "*"
-                       for i, part in enumerate(first))
+        return "".join(self.parts)
 
     def lines(self) -> list[str]:
         if BY_NAME[self.kind].style == "keys":
@@ -90,29 +108,41 @@ class Group:
                       if self.new is not None]
 
 
-def groups(result: DiffResult) -> list[Group]:
+Key = tuple[str, str, str, str | None, str | None]
+
+
+def _key(f: FileDiff, c: Change) -> Key:
+    old = None if c.op == "+" else value_text(f.kind, c.old)
+    new = None if c.op == "-" else value_text(f.kind, c.new)
+    return (f.kind, re.sub(r"\d+", "*", format_at(f.kind, c.at)), c.op, old, new)
+
+
+def groups(result: DiffResult) -> dict[Key, Group]:
     """Changes repeated in at least two places, most widespread first."""
-    found: dict[tuple[object, ...], Group] = {}
+    found: dict[Key, Group] = {}
     for f in result.files:
         if f.status != "changed" or BY_NAME[f.kind].style == "table":
             continue
         for c in f.changes:
-            old = None if c.op == "+" else value_text(f.kind, c.old)
-            new = None if c.op == "-" else value_text(f.kind, c.new)
-            key = (f.kind, re.sub(r"\d+", "*", format_at(f.kind, c.at)), c.op, old, new)
-            found.setdefault(key, Group(f.kind, c.op, old, new)).members.append((f, c))
-    common = [g for g in found.values() if len(g.members) > 1]
-    common.sort(key=lambda g: (-len({m[0].name for m in g.members}), -len(g.members),
-                               natural_key(g.where)))
-    return common
+            key = _key(f, c)
+            group = found.get(key)
+            if group is None:
+                if len(found) >= MAX_GROUPS:
+                    continue
+                group = found[key] = Group(f.kind, c.op, key[3], key[4], c.at,
+                                           _NUMBERS.split(format_at(f.kind, c.at)))
+            group.meet(f, c.at)
+    common = [(k, g) for k, g in found.items() if g.places > 1]
+    common.sort(key=lambda kg: (-len(kg[1].by_file), -kg[1].places, natural_key(kg[1].where)))
+    return dict(common)
 
 
 def _who(group: Group, devices: dict[str, Device]) -> str:
-    owners = {f.device or f.name for f, _ in group.members}
+    owners = set(group.devices.values())
     known = [devices[o] for o in owners if o in devices]
     if len(known) == len(owners):
         return device_phrase(known)
-    return plural(len({f.name for f, _ in group.members}), "file")
+    return plural(len(group.by_file), "file")
 
 
 def _summary(result: DiffResult) -> list[str]:
@@ -166,15 +196,12 @@ def _platforms(result: DiffResult) -> list[str]:
 
 def _group_item(g: Group, devices: dict[str, Device]) -> str:
     where = g.where
-    per: dict[str, int] = {}
-    for f, _ in g.members:
-        per[f.name] = per.get(f.name, 0) + 1
-    counts = set(per.values())
-    places = (f"{plural(counts.pop(), 'place')} each" if len(counts) == 1 and len(per) > 1
-              else plural(len(g.members), "place"))
+    counts = set(g.by_file.values())
+    places = (f"{plural(counts.pop(), 'place')} each" if len(counts) == 1 and len(g.by_file) > 1
+              else plural(g.places, "place"))
     about = f"**{html.escape(_who(g, devices))}**, {places}: {code(where)}"
     if "*" in where:
-        about += f" (e.g. {code(format_at(g.kind, g.members[0][1].at))})"
+        about += f" (e.g. {code(format_at(g.kind, g.example))})"
     return about + "\n\n" + fenced(g.lines()) + "\n"
 
 
@@ -200,7 +227,7 @@ def _file_list(result: DiffResult) -> list[str]:
         return []
     lines = []
     for f in result.files[:FILES]:
-        what = (plural(len(f.changes), "change") if f.status == "changed"
+        what = (plural(f.count, "change") if f.status == "changed"
                 else plural(f.size, "row" if f.style == "table" else "line"))
         lines.append(f"| {code(f.name)} | {f.status} | {what} |")
     if len(result.files) > FILES:
@@ -211,11 +238,12 @@ def _file_list(result: DiffResult) -> list[str]:
             "|---|---|--:|\n" + "\n".join(lines) + "\n\n</details>"]
 
 
-def _file_item(f: FileDiff, grouped: set[int], devices: dict[str, Device]) -> str | None:
+def _file_item(f: FileDiff, common: dict[Key, Group], devices: dict[str, Device]
+               ) -> str | None:
     if f.status != "changed":
         return None
-    rest = [c for c in f.changes if id(c) not in grouped
-            and not (f.kind in ("cables", "cables-json") and c.note)]
+    table = f.kind in ("cables", "cables-json")
+    rest = [c for c in f.changes if not (table and c.note) and _key(f, c) not in common]
     if not rest:
         return None
     d = devices.get(f.device or "")
@@ -223,13 +251,14 @@ def _file_item(f: FileDiff, grouped: set[int], devices: dict[str, Device]) -> st
     if d:
         what = ", ".join(x for x in (d.role, d.os) if x)
         about = f" · {html.escape(f.device or '')} ({html.escape(what)})"
-    body = [(op, text) for op, text in file_body(FileDiff(f.name, f.kind, f.style, f.status,
-                                                          rest, f.device))]
-    lines = [("@@ " + text if op == "@" else f"{op} {text}") for op, text in body]
-    if len(lines) > BLOCK_LINES:
-        lines = [*lines[:BLOCK_LINES], f"… and {len(lines) - BLOCK_LINES:,} more lines"]
-    common = len(f.changes) - len(rest)
-    note = f", {common:,} more above" if common else ""
+    lines: list[str] = []
+    for op, text in file_body(f, rest):
+        if len(lines) == BLOCK_LINES:
+            lines.append("… and more: the full diff has them")
+            break
+        lines.append("@@ " + text if op == "@" else f"{op} {text}")
+    common_here = f.count - len(rest)
+    note = f", {common_here:,} more above" if common_here else ""
     return (f"<details><summary><code>{html.escape(f.name)}</code>{about}: "
             f"{plural(len(rest), 'change')}{note}</summary>\n\n{fenced(lines)}\n\n</details>")
 
@@ -240,29 +269,25 @@ def format_markdown(result: DiffResult, limit: int = GITHUB_LIMIT,
     it points when it had to leave something out."""
     devices = {d.name: d for d in result.devices}
     common = groups(result)
-    grouped = {id(c) for g in common for _, c in g.members}
-    sections: list[tuple[str, list[str]]] = [
+    details = (item for f in result.files if (item := _file_item(f, common, devices)))
+    sections: list[tuple[str, Iterable[str]]] = [
         ("", _platforms(result)),
         ("", _file_list(result)),
-        ("#### Changes made in several places", [_group_item(g, devices) for g in common]),
+        ("#### Changes made in several places", (_group_item(g, devices)
+                                                 for g in common.values())),
         ("#### Cables", _cables(result)),
+        ("#### Changes by file", details),  # made as they fit: a file read back at a time
     ]
-    items = [_file_item(f, grouped, devices) for f in result.files]
-    sections.append(("#### Changes by file", [i for i in items if i]))
-
     out = "\n".join(_summary(result)) + "\n"
-    total = sum(len(s[1]) for s in sections)
     shown = 0
     where = (f"the full diff: {full_diff}" if full_diff else
              f"run `fabgen diff {result.old} {result.new}` for the full diff")
     for title, entries in sections:
-        if not entries:
-            continue
         head = f"\n{title}\n\n" if title else "\n"
         for n, entry in enumerate(entries):
             piece = (head if n == 0 else "\n") + entry + "\n"
-            footer = (f"\n---\n✂ Cut to fit a comment ({limit:,} characters): "
-                      f"{total - shown:,} of {total:,} items not shown; {where}.\n")
+            footer = (f"\n---\n✂ Cut to fit a comment ({limit:,} characters) after "
+                      f"{plural(shown, 'item')}; {where}.\n")
             if len(out) + len(piece) + len(footer) > limit:
                 return out + footer
             out += piece

@@ -8,6 +8,9 @@ JSON value, a config line, a row, or a block of lines.
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,6 +35,35 @@ class Change:
     note: str = ""  # tables: added, removed, moved, changed, renumbered
 
 
+class Spool:
+    """Changes kept on disk once a comparison holds many (SPOOL_AT): a temporary file, gone
+    when closed, a file's changes pickled together and read back when printed. A change to
+    every switch of the largest fabric (millions of changes) then costs the memory of one
+    file's changes, not of all."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+
+    def put(self, changes: list[Change]) -> tuple[int, int]:
+        offset = self.file.seek(0, os.SEEK_END)
+        data = pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
+        self.file.write(data)
+        return offset, len(data)
+
+    def get(self, where: tuple[int, int]) -> list[Change]:
+        self.file.seek(where[0])
+        # Our own temporary file (unlinked, unreadable to others): trusted bytes.
+        changes: list[Change] = pickle.loads(self.file.read(where[1]))
+        return changes
+
+    def close(self) -> None:
+        self.file.close()
+
+
+# Changes held in memory before a comparison spools them (about 500 bytes each).
+SPOOL_AT = 200_000
+
+
 @dataclass(slots=True)
 class FileDiff:
     """One file (by path), or one device's config (comparing against backups)."""
@@ -40,19 +72,26 @@ class FileDiff:
     kind: str  # the rule of kinds.KINDS that compared it
     style: Style
     status: Status
-    changes: list[Change] = field(default_factory=list)
+    held: list[Change] = field(default_factory=list)  # the changes, unless spooled
     device: str | None = None
     size: int = 0  # lines (rows of a table) of an added or removed file
+    count: int = -1  # changes (set from `held`)
+    spooled: tuple[int, int] | None = None
+    spool: Spool | None = None
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            self.count = len(self.held)
 
     @property
-    def added(self) -> int:
-        return self.size if self.status == "added" else \
-            sum(1 for c in self.changes if c.op != "-")
+    def changes(self) -> list[Change]:
+        """The changes, read back from the spool when there (read each once: it costs)."""
+        if self.spooled is None or self.spool is None:
+            return self.held
+        return self.spool.get(self.spooled)
 
-    @property
-    def removed(self) -> int:
-        return self.size if self.status == "removed" else \
-            sum(1 for c in self.changes if c.op != "+")
+    def spool_to(self, spool: Spool) -> None:
+        self.spooled, self.spool, self.held = spool.put(self.held), spool, []
 
 
 @dataclass(slots=True)
@@ -101,6 +140,15 @@ class DiffResult:
     devices: list[Device]
     cables: CableCount
     notes: list[str] = field(default_factory=list)  # fabgen version or intent of each side
+    spool: Spool | None = None
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+
+    @property
+    def change_count(self) -> int:
+        return sum(f.count for f in self.files)
 
     @property
     def changed(self) -> bool:

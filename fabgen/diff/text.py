@@ -68,11 +68,13 @@ def change_lines(f: FileDiff, change: Change) -> list[tuple[str, str]]:
     return [(change.op, f"{where}: {value_text(f.kind, value)}")]
 
 
-def file_body(f: FileDiff) -> Iterator[tuple[str, str]]:
-    """(op, text) lines of a file's changes; op "@" heads the changes at one place."""
+def file_body(f: FileDiff, changes: list[Change] | None = None
+              ) -> Iterator[tuple[str, str]]:
+    """(op, text) lines of a file's changes (or of `changes` of it); op "@" heads the
+    changes at one place."""
     placed = BY_NAME[f.kind].style in ("sections", "lines")
     last: tuple[str, ...] | None = None
-    for change in f.changes:
+    for change in f.changes if changes is None else changes:
         if placed and change.at != last and not (change.note):
             last = change.at
             yield "@", format_at(f.kind, change.at)
@@ -120,26 +122,27 @@ def summary_line(result: DiffResult) -> str:
         counts = {k: v for k, v in result.cables.as_dict().items() if v}
         parts.append("cables: " + (", ".join(f"{v:,} {k}" for k, v in counts.items())
                                    if counts else "none changed"))
-    changes = sum(len(f.changes) for f in result.files)
-    parts.append(plural(changes, "change"))
+    parts.append(plural(result.change_count, "change"))
     if result.notes:
         parts.append("; ".join(result.notes))
     return "; ".join(parts)
 
 
-def format_text(result: DiffResult, color: bool = False) -> str:
+def text_lines(result: DiffResult, color: bool = False) -> Iterator[str]:
+    """The text a line at a time (a file's changes read back from the spool one file at a
+    time), the summary line first."""
     def paint(op: str, line: str) -> str:
         code = {"+": "32", "-": "31", "~": "33", "@": "36", "=": "1"}.get(op)
         return f"\033[{code}m{line}\033[0m" if color and code else line
 
-    out = [summary_line(result)]
+    yield summary_line(result)
     folded = {d.name for d in result.devices if d.status == "replatformed"}
     for d in result.devices:
         if d.status == "replatformed":
-            out.append(paint("=", f"== {d.name}: {d.os}" + (f" ({d.role})" if d.role else "")))
+            yield paint("=", f"== {d.name}: {d.os}" + (f" ({d.role})" if d.role else ""))
             for f in result.files:
                 if f.device == d.name:
-                    out.append(f"   {f.status}: {f.name}")
+                    yield f"   {f.status}: {f.name}"
     roles = {d.name: d for d in result.devices}
     twins = {f.name.removesuffix(".csv") + ".json": f for f in result.files
              if f.kind == "cables" and f.status == "changed"}
@@ -156,16 +159,19 @@ def format_text(result: DiffResult, color: bool = False) -> str:
                 who = f" [{about}]"
         if f.status in ("added", "removed"):
             unit = "row" if BY_NAME[f.kind].style == "table" else "line"
-            out.append(paint("=", f"== {f.name}{who}: {f.status} ({plural(f.size, unit)})"))
+            yield paint("=", f"== {f.name}{who}: {f.status} ({plural(f.size, unit)})")
             continue
-        out.append(paint("=", f"== {f.name}{who}: changed, {plural(len(f.changes), 'change')}"))
+        yield paint("=", f"== {f.name}{who}: changed, {plural(f.count, 'change')}")
+        changes = f.changes
         if f.kind == "cables-json" and (twin := twins.get(f.name)):
             # cabling.json holds the rows of cabling.csv: said once, there.
-            rows = sum(1 for c in f.changes if c.note)
-            out.append(f"  ({plural(rows, 'cable row')} as in {twin.name} above)")
-            f = FileDiff(f.name, f.kind, f.style, f.status,
-                         [c for c in f.changes if not c.note], f.device)
-        for op, line in file_body(f):
+            rows = sum(1 for c in changes if c.note)
+            yield f"  ({plural(rows, 'cable row')} as in {twin.name} above)"
+            changes = [c for c in changes if not c.note]
+        for op, line in file_body(f, changes):
             prefix = "  " if op == "@" else f"  {op} "
-            out.append(paint(op, prefix + line))
-    return "\n".join(out) + "\n"
+            yield paint(op, prefix + line)
+
+
+def format_text(result: DiffResult, color: bool = False) -> str:
+    return "".join(line + "\n" for line in text_lines(result, color))
