@@ -119,7 +119,8 @@ def diff_rows(old: Rows, new: Rows, spec: TableSpec) -> tuple[list[Change], Cabl
         if not ids:
             del index[_digest(row, spec)]
         if old_id != new_id:  # the old side of a renumbered row is its old id alone
-            changes.append(Change("~", (new_id,), {spec.id or "": old_id}, row, "renumbered"))
+            changes.append(Change("~", (new_id,), {spec.id or "": old_id},
+                                  _slim(row, spec, ()), "renumbered"))
             count.renumbered += 1
     left_old: list[Row] = []
     if index:
@@ -133,6 +134,14 @@ def diff_rows(old: Rows, new: Rows, spec: TableSpec) -> tuple[list[Change], Cabl
     changes.extend(_pair(left_old, left_new, spec, count))
     changes.sort(key=lambda c: natural_key(c.at[0]))
     return changes, count
+
+
+def _slim(row: Row, spec: TableSpec, differ: tuple[str, ...]) -> Row:
+    """What a changed row keeps: its id, its key columns (a cable's ends) and the columns
+    that changed; the rest is the same on both sides (and a table of 800,000 renumbered
+    cables would otherwise be held whole)."""
+    keep = {spec.id or "", *spec.key, *spec.a_end, *spec.z_end, *differ}
+    return {c: v for c, v in row.items() if c in keep}
 
 
 def _pair(old: list[Row], new: list[Row], spec: TableSpec, count: CableCount) -> list[Change]:
@@ -155,7 +164,9 @@ def _pair(old: list[Row], new: list[Row], spec: TableSpec, count: CableCount) ->
                 still.append(row)
                 continue
             matched.add(id(match))
-            out.append(Change("~", (row_id(row, spec),), match, row, note))
+            differ = tuple(c for c in match.keys() | row.keys() if match.get(c) != row.get(c))
+            out.append(Change("~", (row_id(row, spec),), _slim(match, spec, differ),
+                              _slim(row, spec, differ), note))
             if note == "moved":
                 count.moved += 1
             else:
