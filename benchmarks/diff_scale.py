@@ -89,10 +89,12 @@ def main() -> int:
                 except subprocess.CalledProcessError:
                     print(f"| {gpus:,} | {change} | the changed intent does not render |")
                     continue
-                quiet = subprocess.run([sys.executable, "-m", "fabgen", "diff", "--json",
+                quiet = subprocess.run([sys.executable, "-m", "fabgen", "diff", "-q",
                                         str(work / "old"), str(work / change)],
                                        capture_output=True, text=True, cwd=ROOT)
-                changed = len(json.loads(quiet.stdout)["files"])
+                # "files: A added, R removed, C changed, U unchanged; ..."
+                counts = quiet.stdout.split(";")[0].split(": ")[1].split(", ")[:3]
+                changed = sum(int(c.split()[0].replace(",", "")) for c in counts)
                 for fmt in args.formats.split(","):
                     s, kib, rc = measure(["--format", fmt, "--no-pager", str(work / "old"),
                                           str(work / change)], ROOT)
