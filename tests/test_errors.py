@@ -87,6 +87,7 @@ def test_warnings_are_not_errors_without_strict(cli, tmp_path: Path,
             "failure removes 100% of the leaf-spine bandwidth") in printed
 
 
-def test_usage_error_exits_2(cli) -> None:
-    assert cli("render", "--no-such-flag").code == 2
-    assert cli().code == 2
+def test_usage_error_exits_1(cli) -> None:
+    """A usage error is an error (1): 2 is `fabgen diff`'s "changes" (tests/test_diff_cli.py)."""
+    assert cli("render", "--no-such-flag").code == 1
+    assert cli().code == 1

@@ -103,7 +103,7 @@ def test_a_bug_in_a_worker_reads_as_in_one_process(
 def test_jobs_must_be_a_positive_whole_number(cli) -> None:  # type: ignore[no-untyped-def]
     for bad in ("0", "-1", "two"):
         result = cli("render", str(INVENTORIES[0]), "--jobs", bad)
-        assert result.code == 2
+        assert result.code == 1
         assert "--jobs" in result.err
 
 

@@ -93,7 +93,7 @@ def test_init_another_example_into_a_new_directory(cli, tmp_path: Path) -> None:
     # A second intent in the same directory shares the (identical) schema file.
     assert cli("init", "roce-eos-nvue-2to1", "-o", str(tmp_path / "pods" / "b.yaml")).code == 0
     bad = cli("init", "no-such-example", "-o", str(tmp_path / "c.yaml"))
-    assert bad.code == 2 and "invalid choice" in bad.err and not (tmp_path / "c.yaml").exists()
+    assert bad.code == 1 and "invalid choice" in bad.err and not (tmp_path / "c.yaml").exists()
 
 
 def test_init_never_overwrites_without_force(cli, tmp_path: Path) -> None:

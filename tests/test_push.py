@@ -914,7 +914,7 @@ def test_cli_push_dry_run_then_commit(lab: Lab, capsys: pytest.CaptureFixture[st
     [device] = [d for d in report["devices"] if d["device"] == leaf]
     assert (device["status"], device["changed"], device["failed"]) == ("committed", True, False)
     assert lab.state(leaf) != before, "a commit changes the device"
-    assert main([*common, "--rail", "x"]) == 2
+    assert main([*common, "--rail", "x"]) == 1  # a usage error
 
 
 def test_library_log_records_become_one_line_notes() -> None:

@@ -40,14 +40,14 @@ def test_no_builtin_example_into_a_named_directory(cli, tmp_path: Path, pod_a: P
     monkeypatch.chdir(tmp_path)  # no ./fabgen.yaml here
     before = _tree(pod_a)
     result = cli("--no-color", "render", "-q", "-o", str(pod_a))
-    assert result.code == 2, result.err
+    assert result.code == 1, result.err  # a usage error: exit 1 (2 is only "changes")
     assert result.err.splitlines() == [
         f"error: no INTENT given and no ./fabgen.yaml: name the intent to render into {pod_a} "
         f"(fabgen render INTENT -o {pod_a}); the built-in example renders only to its default "
         "out/NAME"]
     assert _tree(pod_a) == before, "nothing written"
     fresh = tmp_path / "fresh"
-    assert cli("render", "-q", "-o", str(fresh)).code == 2
+    assert cli("render", "-q", "-o", str(fresh)).code == 1
     assert not fresh.exists()
     assert not (tmp_path / "out").exists()
 
@@ -116,7 +116,7 @@ def test_plan_and_validate_read_the_local_intent(cli, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     for command in ("plan", "validate"):
         missing = cli("--no-color", command)
-        assert missing.code == 2, command
+        assert missing.code == 1, command
         assert missing.err == ("error: no INTENT given and no ./fabgen.yaml: name the intent, "
                                "or `fabgen init` writes a starter intent here\n")
     shutil.copy(MIXED, tmp_path / "fabgen.yaml")

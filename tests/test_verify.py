@@ -161,8 +161,8 @@ def test_missing_outputs_and_usage_errors(tmp_path: Path, cli) -> None:  # type:
     assert run.out.splitlines()[0] == (
         "spine-01: outputs: expected bgp.json (`vtysh -c 'show ip bgp summary json'`), got no "
         "such file")
-    assert cli("verify", str(SONIC_INTENT), str(tmp_path / "nope")).code == 2
-    assert cli("verify", str(SONIC_INTENT), str(tmp_path), "--checks", "lldp,dns").code == 2
+    assert cli("verify", str(SONIC_INTENT), str(tmp_path / "nope")).code == 1
+    assert cli("verify", str(SONIC_INTENT), str(tmp_path), "--checks", "lldp,dns").code == 1
     bad = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", "nothing-*")
     assert bad.code == 1 and "matches no switch" in bad.err
 

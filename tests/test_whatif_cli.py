@@ -33,4 +33,4 @@ def test_bad_spec_suggests(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("--no-color", "whatif", INTENT, "--fail", "spine-1")
     assert result.code == 1
     assert "spine-1" in result.err and "did you mean" in result.err
-    assert cli("whatif", INTENT, "--fail", "spine-01", "--min-bisection", "90").code == 2
+    assert cli("whatif", INTENT, "--fail", "spine-01", "--min-bisection", "90").code == 1

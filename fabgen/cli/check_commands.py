@@ -9,29 +9,44 @@ import json
 import sys
 from pathlib import Path
 
+from fabgen.cli import pager
 from fabgen.cli.console import (
     EXIT_CHANGES,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
     Console,
+    one_line,
 )
-from fabgen.errors import one_line
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from fabgen import diff
+    from fabgen.diff import jsonout
+    from fabgen.diff.markdown import format_markdown
 
     try:
         result = diff.diff(args.old, args.new, owned=not args.all)
     except diff.DiffError as exc:
-        console.error(str(exc))
+        console.error(one_line(str(exc)))
         return EXIT_INVALID
-    if args.format == "json":
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        text = diff.format_text(result, color=console.color and sys.stdout.isatty())
-        sys.stdout.write(text.splitlines()[-1] + "\n" if args.quiet else text)
+    try:
+        if args.quiet:
+            sys.stdout.write(diff.summary_line(result) + "\n")
+        elif args.format == "json":
+            for chunk in jsonout.chunks(result):
+                sys.stdout.write(chunk)
+        elif args.format == "markdown":
+            sys.stdout.write(format_markdown(result, args.max_chars, args.full_diff_url))
+        else:
+            lines = diff.text_lines(result, color=console.color and sys.stdout.isatty())
+            if pager.wanted(args.no_pager):
+                pager.page(lines)
+            else:
+                for line in lines:
+                    sys.stdout.write(line + "\n")
+    finally:
+        result.close()
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 

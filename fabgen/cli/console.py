@@ -13,14 +13,22 @@ from typing import TextIO
 from fabgen.errors import Diagnostic
 from fabgen.errors import one_line as escaped
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+# One table for every command. 2 means "changes" (`fabgen diff`, as terraform plan
+# -detailed-exitcode) and nothing else, so a usage error (a mistyped flag) is 1 like any other
+# error, never something a CI gate could read as changes.
+EXIT_OK = 0
+EXIT_INVALID = 1  # invalid input, a failed check, or any other error
+EXIT_USAGE = 1  # a usage error is an error: argparse's own 2 is remapped (parser.Parser)
+EXIT_CHANGES = 2  # `fabgen diff` only: the two sides differ
 EXIT_BUG = 3  # fabgen's own bug (never an input error: those are exit 1 with file:line:col)
-EXIT_CHANGES = 2  # `fabgen diff` only, as terraform plan -detailed-exitcode
+EXIT_CODES = """exit codes (every command): 0 ok (diff: no changes), 1 error: invalid input, a
+failed check or a usage error, 2 changes (diff only), 3 internal error (a bug in fabgen)"""
 EXIT_PIPE = 128 + 13  # stdout closed early (`| head`): what a shell reports for git or grep
 
 
 class UsageError(Exception):
-    """The command line cannot be carried out as given (exit 2); the message says what to do."""
+    """The command line cannot be carried out as given (exit 1, as every usage error); the
+    message says what to do."""
 
 
 class Console:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+import textwrap
+from typing import Any, NoReturn
 
 from fabgen import __version__, resources
+from fabgen.cli.console import EXIT_CODES, EXIT_USAGE
 from fabgen.cli.intent_commands import LOCAL_INTENT
 
 # Every example works as written, in this order, in an empty directory of a pipx install
@@ -25,12 +28,22 @@ examples:
                                               what a change does, per device (exit 2)
   fabgen schema > fabgen-intent.schema.json   JSON Schema for editors
 
-exit codes: 0 ok, 1 invalid input or failed check, 2 usage error
-"""
+""" + EXIT_CODES + "\n"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors on fabgen's exit code for errors (1), not its own 2:
+    2 is `fabgen diff`'s "changes", and `fabgen diff --formt json A B` must not read as
+    that to a CI gate. Subcommand parsers are made of the same class (argparse uses the
+    parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="fabgen",
         description="Generate every config of a GPU-cluster fabric (cabling, switch QoS, NIC "
                     "scripts, NCCL env, subnet manager, report) from one intent file.",
@@ -92,21 +105,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "diff", help="compare two renders, a git revision, or backed-up running configs",
-        description="Compare OLD and NEW: each a render directory, git:REV:PATH, or a directory "
-                    "of device backups (Oxidized/RANCID). JSON/YAML configs are compared key by "
-                    "key, ignoring key order.",
+        description=textwrap.fill(
+                    "Compare OLD and NEW, each a render directory, git:REV:PATH (PATH from "
+                    "the repository's top, as in git), or a directory of device backups "
+                    "(Oxidized/RANCID: one file per device, or a copy of a render's eos/, "
+                    "nvue/ or sonic/). Every file by its kind: JSON/YAML key by key (order "
+                    "ignored; several YAML documents matched by kind and name), SONiC by "
+                    "table, NVUE by `nv set` path, EOS and FRR by section, cable tables cable "
+                    "by cable (matched by both ends), scripts and env files by line. Against "
+                    "backups, only what fabgen owns, cut the same way on both sides. The "
+                    "summary line comes first; on a terminal the text goes through $PAGER.",
+                    width=90),
         epilog="examples:\n"
                "  fabgen diff git:HEAD~1:configs/pod-a configs/pod-a\n"
+               "  fabgen diff git:origin/main:configs/pod-a configs/pod-a --format markdown "
+               "> comment.md\n"
                "  fabgen diff /var/lib/oxidized/configs configs/pod-a --format json\n\n"
-               "exit codes: 0 no change, 2 changes, 1 error (like terraform plan "
-               "-detailed-exitcode)")
+               "exit codes: 0 no changes, 2 changes (as terraform plan -detailed-exitcode), "
+               "1 error,\n  a usage error (a mistyped flag) included; 3 a bug in fabgen")
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="text (default), json (for scripts: README documents it) or markdown "
+                        "(a pull-request comment)")
+    p.add_argument("--json", dest="format", action="store_const", const="json",
+                   help="the same as --format json")
     p.add_argument("--all", action="store_true",
                    help="against backups, compare everything, not only what fabgen renders "
-                        "(SONiC tables, EOS sections)")
+                        "(SONiC tables, EOS/FRR sections, NVUE paths)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+    p.add_argument("--no-pager", action="store_true",
+                   help="never page (the text is paged only when stdout is a terminal)")
+    p.add_argument("--max-chars", type=comment_size, default=65_536, metavar="N",
+                   help="markdown: cut the comment to N characters (default 65,536, a GitHub "
+                        "comment's limit)")
+    p.add_argument("--full-diff-url", metavar="URL",
+                   help="markdown: where the full diff is (a CI artifact), named when the "
+                        "comment is cut")
 
     p = command(
         "check-cabling", help="check a cabling sheet against the invariants and the plan",
@@ -167,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "watchdog) and report every port, neighbour or session that differs from "
                     "the plan. EOS switches: run verify/anta-catalog.yaml with ANTA.",
         epilog="example:\n  fabgen verify pod-a.yaml saved/ --devices 'leaf-*'\n\n"
-               "exit codes: 0 every switch matches, 1 mismatches or invalid input, 2 usage")
+               "exit codes: 0 every switch matches, 1 mismatches, invalid input or usage error")
     p.add_argument("intent", metavar="INTENT")
     p.add_argument("saved", metavar="DIR", help="one sub-directory of saved outputs per switch")
     p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
@@ -298,3 +333,17 @@ def jobs_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"at least 1 process, not {value}")
     return value
 
+
+
+MIN_COMMENT = 2048  # the summary and the note saying where the rest is must fit
+
+
+def comment_size(text: str) -> int:
+    """--max-chars N: a whole number of characters, at least MIN_COMMENT."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < MIN_COMMENT:
+        raise argparse.ArgumentTypeError(f"at least {MIN_COMMENT}, not {value}")
+    return value
