@@ -12,7 +12,12 @@ from typing import Literal
 
 from fabgen.errors import Diagnostics
 from fabgen.intent.models import Intent
+from fabgen.platforms.contract.facts import Capabilities
+from fabgen.platforms.registry import facts as registry
 from fabgen.topology import sizing
+
+__all__ = ["CAPABILITIES", "Capabilities", "EcnProfile", "Mtus", "PfcWatchdog", "QosPlan",
+           "TrafficClass", "check", "mtus", "plan", "used_platforms"]
 
 ECT0 = 0b10  # ECN-capable transport (0) codepoint in the ToS byte's two low bits
 DEFAULT_PRIORITY = 0
@@ -185,34 +190,8 @@ def plan(intent: Intent) -> QosPlan:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a switch platform can express; the plan is checked against it before rendering."""
-
-    platform: str
-    max_mtu: int
-    pfc_watchdog_actions: tuple[str, ...]
-    min_watchdog_ms: int
-    watchdog_step_ms: int  # timers must be whole multiples of this
-    strict_above_dwrr: bool  # strict-priority queues must be numbered above round-robin ones
-    watchdog_restoration: bool  # the watchdog's restoration time can be set
-    commit_confirm: bool
-    source: str
-
-
-CAPABILITIES: dict[str, Capabilities] = {
-    # SONiC YANG sonic-port: mtu 1312..9216; pfcwd actions drop|forward|alert (sonic-utilities).
-    "sonic": Capabilities("sonic", 9216, ("drop", "forward", "alert"), 100, 1, False, True, False,
-                          "sonic-port.yang, sonic-utilities pfcwd/main.py"),
-    # Cumulus Linux: MTU up to 9216; the PFC watchdog only drops (NVUE `qos pfc-watchdog`).
-    "nvue": Capabilities("nvue", 9216, ("drop",), 100, 1, False, False, True,
-                         "Cumulus Linux 5.x user guide, RoCE and PFC watchdog pages"),
-    # EOS: routed-port MTU up to 9214; the PFC watchdog drops a stuck queue; its timers are
-    # seconds with two decimals (10 ms steps); `no priority` on a tx-queue makes it and every
-    # lower queue round-robin, so strict queues sit above the round-robin ones.
-    "eos": Capabilities("eos", 9214, ("drop",), 100, 10, True, True, True,
-                        "Arista EOS user manual, MTU and priority-flow-control watchdog"),
-}
+# What each platform can express (its facts, fabgen/platforms/<os>/facts.py, with sources).
+CAPABILITIES: dict[str, Capabilities] = {f.name: f.capabilities for f in registry.all()}
 
 
 def check(intent: Intent, diags: Diagnostics) -> None:
@@ -243,9 +222,9 @@ def check(intent: Intent, diags: Diagnostics) -> None:
                 diags.error(f"{name} sets PFC watchdog timers in {caps.watchdog_step_ms} ms "
                             f"steps; {value} ms is not one", ("qos", "pfc_watchdog", field))
         if wd.enabled and not caps.watchdog_restoration:
+            why = f" ({caps.restoration_note})" if caps.restoration_note else ""
             diags.warn(f"{name} has no PFC watchdog restoration time; restoration_ms "
-                       f"{wd.restoration_ms} applies on the other platforms only (NVUE restores "
-                       "after its own polling/robustness cycle)",
+                       f"{wd.restoration_ms} applies on the other platforms only{why}",
                        ("qos", "pfc_watchdog", "restoration_ms"))
         if caps.strict_above_dwrr:
             dwrr = [q.rdma.priority, 0, *(c.priority for c in q.classes)]

@@ -15,6 +15,9 @@ from typing import Literal
 from fabgen import catalog
 from fabgen.errors import Diagnostics
 from fabgen.intent.models import Intent
+from fabgen.platforms.contract.facts import FIVE_TUPLE, EcmpLimit
+from fabgen.platforms.nvue import facts as nvue
+from fabgen.platforms.registry import facts as registry
 from fabgen.qos import used_platforms
 from fabgen.topology import sizing
 
@@ -46,73 +49,16 @@ BFD_PROFILE = "fabgen"
 # (sonic-buildimage src/sonic-yang-models at 086b03bd70f9), so SONiC runs these.
 FRR_BFD_DEFAULTS = (300, 3)  # (interval ms, multiplier)
 
-# The ECMP hash's default input: the RoCEv2 5-tuple. Cumulus hashes exactly these (plus the
-# IPv6 flow label) by default (Cumulus Linux 5.12 user guide, "Equal Cost Multipath Load
-# Sharing", ECMP Hashing table: ip-protocol, source-ip, destination-ip, source-port,
-# destination-port on). The UDP destination port is always 4791 for RoCEv2; the source port
-# is what varies: a RoCEv2 NIC picks it per queue pair (InfiniBand Architecture Specification,
-# Annex A17 RoCEv2, "UDP source port ... used for ECMP entropy").
-DEFAULT_HASH_FIELDS = ("src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port")
+# The ECMP hash's default input: the RoCEv2 5-tuple, which every registered platform's hash
+# reads (each platform's facts cite its own document).
+DEFAULT_HASH_FIELDS = FIVE_TUPLE
 
-
-@dataclass(frozen=True, slots=True)
-class EcmpLimit:
-    """The most equal-cost paths a platform installs for one prefix, and where that is written."""
-
-    paths: int
-    source: str
-
-
-MAX_ECMP: dict[str, EcmpLimit] = {
-    # FRR's `maximum-paths (1-MULTIPATH_NUM)`: SONiC builds FRR with --enable-multipath=256
-    # (FRR's debian/rules, as SONiC used it up to 2024) and 514 since sonic-buildimage
-    # src/sonic-frr/patch/0016-SONiC-ONLY-Set-multipath-to-514... (Dec 2024). The lower value
-    # is the limit, so the config loads on either image.
-    "sonic": EcmpLimit(256, "FRR's MULTIPATH_NUM as SONiC builds it: --enable-multipath=256, "
-                            "514 on images since Dec 2024 per sonic-buildimage src/sonic-frr "
-                            "patch 0016"),
-    # `nv set vrf <vrf> router bgp address-family ipv4-unicast multipaths ebgp 1-128`
-    # (Cumulus Linux 5.12 user guide, NVUE command list).
-    "nvue": EcmpLimit(128, "NVUE `router bgp address-family ipv4-unicast multipaths ebgp "
-                           "1-128`, Cumulus Linux 5.12 user guide"),
-    # `maximum-paths <1-600> ecmp <1-600>` (aristanetworks/avd eos_cli_config_gen
-    # router_bgp.schema.yml, maximum_paths.paths and .ecmp, min 1 max 600). The ASIC's own
-    # ECMP group size is what `show bgp instance` prints as "Maximum ECMP"; Arista publishes no
-    # number for the 7060X6, so the report asks the operator to compare it.
-    "eos": EcmpLimit(600, "EOS `maximum-paths <1-600> ecmp <1-600>`, AVD router_bgp schema"),
-}
-
-# Hash fields each platform can be told to use (intent names; the targets map them to theirs).
-HASH_FIELDS: dict[str, frozenset[str]] = {
-    # SONiC SWITCH_HASH|GLOBAL ecmp_hash takes native fields only (sonic-hash.yang hash-field:
-    # SRC_IP, DST_IP, IP_PROTOCOL, L4_SRC_PORT, L4_DST_PORT, ...); no payload bytes.
-    "sonic": frozenset(DEFAULT_HASH_FIELDS),
-    # NVUE `system forwarding ecmp-hash` (Cumulus Linux 5.12, ECMP Hashing table).
-    "nvue": frozenset(DEFAULT_HASH_FIELDS),
-    # EOS on Strata (7060X6, Tomahawk 5) hashes the routed 5-tuple by default and fabgen writes
-    # no command to change that set; the BTH destination QP is added with UDF bytes,
-    # `port-channel load-balance trident udf eth-type ipv4 header outer l4 offset 13..15 mask
-    # 0xff` (aristanetworks/avd#5386, AVD port_channel.load_balance_trident_udf).
-    "eos": frozenset({*DEFAULT_HASH_FIELDS, "roce-dest-qp"}),
-}
-
-# Adaptive load balancing per platform: what it is, or why there is none.
-ADAPTIVE: dict[str, str | None] = {
-    # No adaptive-routing or DLB table exists in the SONiC YANG models (sonic-buildimage
-    # src/sonic-yang-models), so config_db cannot ask for it.
-    "sonic": None,
-    # `nv set interface <swp> router adaptive-routing enable on` on the ECMP ports; per-packet,
-    # Spectrum-4 at 400G and 200G only (Cumulus Linux 5.12, "Equal Cost Multipath Load
-    # Sharing", Adaptive Routing).
-    "nvue": "per-packet adaptive routing (Spectrum-4, 200G/400G ports)",
-    # `ip hardware fib load-balance distribution dynamic` (EOS 4.24.2F TOI "Support for dynamic
-    # load balancing on ECMP groups"; AVD ip_hardware.fib.load_balance_distribution.dynamic):
-    # flowlets move to the less-loaded member, a flow's packets stay in order.
-    "eos": "flowlet dynamic load balancing (DLB)",
-}
-# Cumulus adaptive routing: Spectrum-4 switches at 400G and 200G (same page as above).
-NVUE_ADAPTIVE_MODELS = frozenset({"sn5600"})
-NVUE_ADAPTIVE_SPEEDS = frozenset({200, 400})
+# Each platform's limits, from its facts (fabgen/platforms/<os>/facts.py, with sources): the
+# most equal-cost paths it installs, the hash fields it can be told to use (intent names; the
+# targets map them to theirs), and its adaptive load balancing or None.
+MAX_ECMP: dict[str, EcmpLimit] = {f.name: f.ecmp for f in registry.all()}
+HASH_FIELDS: dict[str, frozenset[str]] = {f.name: f.hash_fields for f in registry.all()}
+ADAPTIVE: dict[str, str | None] = {f.name: f.adaptive for f in registry.all()}
 # NICs that put RoCE packets of one QP back in order when a per-packet adaptive fabric
 # delivers them out of order: NVIDIA's Spectrum-X SuperNICs (BlueField-3 SuperNIC; ConnectX-8
 # SuperNIC) (NVIDIA Spectrum-X platform documentation, "adaptive routing ... the SuperNIC
@@ -243,7 +189,7 @@ def _adaptive(intent: Intent, roles: dict[str, str], used: set[str], shape: sizi
             kind = shape.leaf if role == "leaf" else shape.spine if role == "spine" else \
                 shape.core
             model = kind.model if kind is not None else None
-            if model not in NVUE_ADAPTIVE_MODELS or shape.speed_gbps not in NVUE_ADAPTIVE_SPEEDS:
+            if model not in nvue.ADAPTIVE_MODELS or shape.speed_gbps not in nvue.ADAPTIVE_SPEEDS:
                 diags.error(f"Cumulus adaptive routing needs Spectrum-4 switches at 200G or 400G; "
                             f"the {role}s are {model or 'custom'} at {shape.speed_gbps}G",
                             loc, "use mode: hash")

@@ -105,24 +105,30 @@ def read_layers(doc: str) -> list[Layer]:
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 3 and cells[0].isdigit():
-            out.append(Layer(int(cells[0]), cells[1], tuple(re.findall(r"`([\w.*]+)`",
+            out.append(Layer(int(cells[0]), cells[1], tuple(re.findall(r"`([\w.*{}]+)`",
                                                                        cells[2]))))
     return out
 
 
-def layer_of(module: str, layers: Iterable[Layer]) -> Layer | None:
+def layer_of(module: str, layers: Iterable[Layer], platforms: Iterable[str] = ()) -> Layer | None:
     """The layer whose most specific pattern matches: an exact name beats any `.*`, and a
-    longer `.*` beats a shorter one."""
+    longer `.*` beats a shorter one. `{os}` in a pattern stands for one path segment naming a
+    registered platform (`platforms`): `fabgen.platforms.{os}.facts` is layer 2 for
+    `fabgen.platforms.sonic.facts`, and a folder no registry names is in no layer."""
     best: tuple[int, Layer] | None = None
+    names = tuple(platforms)
     for layer in layers:
-        for pattern in layer.patterns:
-            if pattern.endswith(".*"):
-                stem = pattern[:-2]
-                score = len(stem) if module == stem or module.startswith(stem + ".") else -1
-            else:
-                score = 10_000 if module == pattern else -1
-            if score >= 0 and (best is None or score > best[0]):
-                best = (score, layer)
+        for written in layer.patterns:
+            expanded = ([written.replace("{os}", n) for n in names] if "{os}" in written
+                        else [written])
+            for pattern in expanded:
+                if pattern.endswith(".*"):
+                    stem = pattern[:-2]
+                    score = len(stem) if module == stem or module.startswith(stem + ".") else -1
+                else:
+                    score = 10_000 + len(pattern) if module == pattern else -1
+                if score >= 0 and (best is None or score > best[0]):
+                    best = (score, layer)
     return best[1] if best else None
 
 
@@ -166,11 +172,14 @@ def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
 
 
 def problems(known: Mapping[str, Path], layers: list[Layer],
-             exceptions: Iterable[tuple[str, str]] = ()) -> list[str]:
-    """Every breach of the three rules, as lines a maintainer can act on."""
+             exceptions: Iterable[tuple[str, str]] = (),
+             platforms: Iterable[str] = ()) -> list[str]:
+    """Every breach of the three rules, as lines a maintainer can act on (`platforms`: the
+    names `{os}` stands for)."""
     allowed = set(exceptions)
     out: list[str] = []
-    where = {m: layer_of(m, layers) for m in known}
+    names = tuple(platforms)
+    where = {m: layer_of(m, layers, names) for m in known}
     for module, layer in sorted(where.items()):
         if layer is None:
             out.append(f"{module} is in no layer: add it to the `## Layers` table of "

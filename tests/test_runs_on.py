@@ -1,5 +1,5 @@
-"""Switch OS x switch model (issue 29): each OS only on the hardware it runs on, from the table
-in fabgen/catalog/runs_on.py and the catalog's vendors; a located error with a did-you-mean."""
+"""Switch OS x switch model (issue 29): each OS only on the hardware it runs on, from each
+platform's facts (`runs_on`) and the catalog's vendors; a located error with a did-you-mean."""
 
 from __future__ import annotations
 
@@ -10,13 +10,22 @@ import pytest
 
 from fabgen import catalog
 from fabgen.catalog import sonic_skus
-from fabgen.catalog.runs_on import RUNS_ON, platforms_for, runs_on
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models.network import Platform
+from fabgen.platforms.registry import facts as registry
 from tests.conftest import INVENTORIES
 
 ETHERNET = {k: m for k, m in catalog.switches().items() if m.transport == "ethernet"}
+RUNS_ON = {f.name: f.runs_on for f in registry.all()}
+
+
+def runs_on(platform: str, vendor: str) -> bool:
+    return vendor in RUNS_ON[platform].vendors
+
+
+def platforms_for(vendor: str) -> list[str]:
+    return [name for name, entry in RUNS_ON.items() if vendor in entry.vendors]
 
 
 def test_the_table_says_what_the_vendors_publish() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import cache
 
 from fabgen import catalog
+from fabgen.platforms.contract.facts import split_port
+from fabgen.platforms.registry import facts as registry
 from fabgen.topology.model import HostPort, Switch
 
 __all__ = [
@@ -24,10 +26,11 @@ __all__ = [
     "switch_port_name",
 ]
 
-PLATFORMS = ("sonic", "eos", "nvue", "infiniband")
+# Every registered switch platform (fabgen/platforms/), and InfiniBand's port numbers.
+PLATFORMS = (*registry.names(), "infiniband")
 # OSFP and QSFP-DD carry 8 electrical lanes per native port (400G/800G generations).
 DEFAULT_LANES = 8
-# 4-lane cages; a SONiC platform names their ports Ethernet0, Ethernet4, ... (one per 4 lanes).
+# 4-lane cages: a port name counting lanes counts 4 per native port on them.
 _FOUR_LANE_CAGES = ("QSFP28", "QSFP56", "QSFP+")
 
 
@@ -43,38 +46,20 @@ def native_lanes(model: str) -> int:
     return DEFAULT_LANES
 
 
-def _split(port: int, breakout: int, lanes: int) -> tuple[int, int, int]:
-    """(native port 1-based, sub-port k 0-based, lanes per sub-port) of a logical port."""
-    if port < 1:
-        raise ValueError(f"logical ports are numbered from 1, got {port}")
-    if breakout < 1 or lanes % breakout:
-        raise ValueError(f"a {lanes}-lane port cannot be split {breakout} ways")
-    native, k = divmod(port - 1, breakout)
-    return native + 1, k, lanes // breakout
-
-
 @cache
 def port_name(platform: str, port: int, breakout: int = 1, *, lanes: int = DEFAULT_LANES) -> str:
-    """Interface name of logical switch port `port` (1..radix) on `platform`.
-
-    sonic: `Ethernet<N>` with N the first lane of the port, as SONiC's port_config.ini /
-    platform.json name them (N = (native-1)*lanes + k*lanes/breakout: 2x on 8 lanes gives
-    Ethernet0, Ethernet4; unsplit gives Ethernet0, Ethernet8).
-    eos: `Ethernet<native>/<first lane>` (EOS interface naming: an unsplit OSFP is Ethernet1/1,
-    2x400G on an 8-lane OSFP is Ethernet1/1 and Ethernet1/5).
-    nvue: `swp<native>`, split ports `swp<native>s<k>` with k from 0 (Cumulus Linux swp naming).
-    infiniband: the port number itself, which is what ibnetdiscover and OpenSM print.
-    """
-    native, k, width = _split(port, breakout, lanes)
-    if platform == "sonic":
-        return f"Ethernet{(native - 1) * lanes + k * width}"
-    if platform == "eos":
-        return f"Ethernet{native}/{1 + k * width}"
-    if platform == "nvue":
-        return f"swp{native}" if breakout == 1 else f"swp{native}s{k}"
+    """Interface name of logical switch port `port` (1..radix) on `platform`: the platform's
+    own naming (its facts' `port_name`, citing the OS's documents), or for InfiniBand the
+    port number itself, which is what ibnetdiscover and OpenSM print."""
     if platform == "infiniband":
+        split_port(port, breakout, lanes)  # the same checks of the port and the split
         return str(port)
-    raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+    try:
+        facts = registry.get(platform)
+    except KeyError:
+        raise ValueError(f"unknown platform {platform!r}; expected one of "
+                         f"{', '.join(PLATFORMS)}") from None
+    return facts.port_name(port, breakout, lanes)
 
 
 def switch_port_name(switch: Switch, port: int) -> str:

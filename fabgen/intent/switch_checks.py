@@ -4,9 +4,10 @@ it runs on, breakouts the cages' lanes allow, SONiC HwSKUs the image publishes."
 from __future__ import annotations
 
 from fabgen import catalog, qos
-from fabgen.catalog import runs_on, sonic_skus
+from fabgen.catalog import sonic_skus
 from fabgen.errors import Diagnostics
 from fabgen.intent.models import Intent, SwitchSpec
+from fabgen.platforms.registry import facts as registry
 from fabgen.suggest import close_matches, closest
 from fabgen.topology import sizing
 
@@ -51,7 +52,7 @@ def catalog_names(intent: Intent, diags: Diagnostics) -> None:
 
 
 def _runs_on(intent: Intent, diags: Diagnostics) -> None:
-    """Each role's OS on its switch model's hardware (catalog.runs_on): EOS on an NVIDIA
+    """Each role's OS on its switch model's hardware (its facts' `runs_on`): EOS on an NVIDIA
     SN5600 or NVUE on an Arista 7060X6 would render configs no switch can load. The error
     sits where the OS was chosen (platforms.<role>), else at the model (the OS by default);
     a custom switch has no vendor to check."""
@@ -72,7 +73,7 @@ def _runs_on(intent: Intent, diags: Diagnostics) -> None:
     for role in ("leaf", "spine", *(("core",) if core else ())):
         spec = getattr(topo, model_from[role])
         model = known.get(spec.model) if spec is not None and spec.model else None
-        if model is not None and not runs_on.runs_on(getattr(plats, os_from[role]),
+        if model is not None and not _runs_on_vendor(getattr(plats, os_from[role]),
                                                      model.vendor):
             clashes.setdefault((os_from[role], model.key), []).append(role)
     for (chosen, key), roles in clashes.items():
@@ -83,15 +84,21 @@ def _runs_on(intent: Intent, diags: Diagnostics) -> None:
                else ("topology", model_from[first], "model"))
         # Did you mean: the OSes that run on this switch (the closest spelling first), and
         # the models this OS runs on.
-        fits = runs_on.platforms_for(model.vendor)
+        fits = [p for p in registry.INTENT_NAMES if _runs_on_vendor(p, model.vendor)]
         fits = list(dict.fromkeys([*close_matches(platform, fits), *fits]))
         models = [k for k, m in known.items()
-                  if m.transport == model.transport and runs_on.runs_on(platform, m.vendor)]
+                  if m.transport == model.transport and _runs_on_vendor(platform, m.vendor)]
         hint = " ".join(filter(None, (
             f"did you mean {' or '.join(repr(f) for f in fits)}?" if fits else "",
             f"{platform} runs on {', '.join(models)}" if models else "")))
         diags.error(f"{platform} does not run on {key} ({', '.join(roles)}), the {named}: "
-                    f"{platform} runs on {runs_on.RUNS_ON[platform].what}", loc, hint or None)
+                    f"{platform} runs on {registry.get(platform).runs_on.what}", loc,
+                    hint or None)
+
+
+def _runs_on_vendor(platform: str, vendor: str) -> bool:
+    """Whether `platform` runs on a switch of catalog vendor `vendor`."""
+    return vendor in registry.get(platform).runs_on.vendors
 
 
 def breakout_lanes(intent: Intent, diags: Diagnostics) -> None:

@@ -4,7 +4,7 @@ timers and BFD, and how ECMP spreads flows."""
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import (
     Field,
@@ -16,14 +16,19 @@ from fabgen.intent.models.fields import (
     Prefix,
     StrictModel,
 )
+from fabgen.platforms.registry import facts as registry
 
 # --- platforms, addressing, hosts -----------------------------------------------------------
 
-Platform = Literal["sonic", "nvue", "eos"]
+# The registered platforms (fabgen/platforms/registry/facts.py), in the enum's frozen order.
+if TYPE_CHECKING:
+    Platform: TypeAlias = str  # mypy cannot read a Literal built from a tuple
+else:
+    Platform = Literal[registry.INTENT_NAMES]
 
 
 class PlatformsSpec(StrictModel):
-    leaf: Platform = "sonic"
+    leaf: Platform = registry.DEFAULT
     """Each role's OS must run on its switch model: EOS on Arista, NVUE (Cumulus Linux) on
     NVIDIA Spectrum, SONiC on either and on white boxes."""
     spine: Platform | None = None
