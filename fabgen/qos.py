@@ -200,7 +200,7 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         return
     q = intent.qos
     sizes = mtus(intent)
-    _check_cables_and_buffers(intent, diags)
+    _check_cables(intent, diags)
     if sizes.host_mtu > sizes.mtu:  # only when both are given: a default host MTU fits
         diags.error(f"host MTU {sizes.host_mtu} exceeds the switch MTU {sizes.mtu}; jumbo "
                     "frames from the NIC would be dropped", ("qos", "host_mtu"))
@@ -247,11 +247,10 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         seen.setdefault(cls.priority, (cls.name, cls.weight))
 
 
-def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
+def _check_cables(intent: Intent, diags: Diagnostics) -> None:
     """PFC headroom is only as right as the cable length it is sized for: say when the intent
-    left it to a default, and refuse a SONiC buffer model the switches' vendor does not have."""
-    from fabgen.catalog.buffers import model_for
-
+    left it to a default, and refuse a cable-length sheet outside the intent's directory. (A
+    platform's own buffer rules are its checks: fabgen/platforms/<os>/checks.py.)"""
     q = intent.qos
     missing = [f for f in CABLE_FIELDS if f not in q.model_fields_set]
     if missing:
@@ -269,32 +268,3 @@ def _check_cables_and_buffers(intent: Intent, diags: Diagnostics) -> None:
             diags.error(f"{name!r} is not a path inside the intent's directory",
                         ("qos", "cable_lengths_file"), "put the sheet beside the intent and "
                         "name it relative to it, without '..'")
-    if q.buffer_model == "auto":
-        return
-    roles = used_platforms(intent)
-    t = intent.topology
-    specs = {"leaf": t.leaf, "spine": t.spine or t.leaf, "core": t.core or t.spine or t.leaf}
-    if t.core is None and t.tiers != 3:
-        del roles["core"]  # a core tier only exists in three tiers (auto may pick 2)
-    # Per model and port split: NVIDIA publishes lookup tables (the traditional model) for
-    # some splits of a switch only, and its Mellanox-* SKUs run only the traditional model
-    # (catalog.buffers.spectrum.DYNAMIC_MODEL_SKUS).
-    by_model: dict[tuple[str, int], list[str]] = {}
-    speed = sizing.link_speed(intent)
-    for role, platform in roles.items():
-        spec = specs[role]
-        if platform != "sonic" or spec.model is None:
-            continue
-        try:
-            split = sizing.resolve_switch(spec, speed, ("topology", role)).breakout
-        except sizing.SizingError:
-            continue  # the sizing check reports the switch itself
-        by_model.setdefault((spec.model, split), []).append(role)
-    for (model, split), on in by_model.items():
-        buffers = model_for(model, split)
-        if buffers is not None and q.buffer_model not in buffers.modes:
-            how = f" split {split} ways" if split > 1 else ""
-            why = f": {buffers.note}" if buffers.note else ""
-            diags.error(f"{model}{how} ({buffers.family}, {'/'.join(on)}) has no SONiC "
-                        f"{q.buffer_model} buffer model{why}", ("qos", "buffer_model"),
-                        f"use {' or '.join(buffers.modes)}, or auto")

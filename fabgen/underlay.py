@@ -16,7 +16,6 @@ from fabgen import catalog
 from fabgen.errors import Diagnostics
 from fabgen.intent.models import Intent
 from fabgen.platforms.contract.facts import FIVE_TUPLE, EcmpLimit
-from fabgen.platforms.nvue import facts as nvue
 from fabgen.platforms.registry import facts as registry
 from fabgen.qos import used_platforms
 from fabgen.topology import sizing
@@ -25,7 +24,6 @@ __all__ = [
     "ADAPTIVE",
     "BFD_PROFILE",
     "DEFAULT_HASH_FIELDS",
-    "FRR_BFD_DEFAULTS",
     "HASH_FIELDS",
     "MAX_ECMP",
     "Bfd",
@@ -36,18 +34,13 @@ __all__ = [
     "ecmp_paths",
     "ecmp_widths",
     "plan",
+    "tiers_in_use",
 ]
 
 Mode = Literal["hash", "adaptive"]
 
 # Name of the BFD profile FRR (SONiC) and later Cumulus releases attach to the BGP peers.
 BFD_PROFILE = "fabgen"
-# FRR bfdd's session defaults (FRR user guide, "BFD": detect-multiplier 3, receive-interval and
-# transmit-interval 300 ms; bfdd/bfd.h BFD_DEFDETECTMULT, BFD_DEF_REQ_MIN_RX,
-# BFD_DEF_DES_MIN_TX). SONiC's BGP schema turns BFD on per peer (`neighbor ... bfd`) and has no
-# timer fields; other timers need BFD_PEER_SINGLE_HOP, which no SONiC YANG model covers
-# (sonic-buildimage src/sonic-yang-models at 086b03bd70f9), so SONiC runs these.
-FRR_BFD_DEFAULTS = (300, 3)  # (interval ms, multiplier)
 
 # The ECMP hash's default input: the RoCEv2 5-tuple, which every registered platform's hash
 # reads (each platform's facts cite its own document).
@@ -121,6 +114,17 @@ def ecmp_paths(platform: str, switch: str, width: int) -> int:
     return max(1, width)
 
 
+def tiers_in_use(intent: Intent) -> dict[str, str] | None:
+    """Platform by role of the tiers the fabric has (the ECMP widths' roles); None when the
+    fabric does not size (the sizing check reports it)."""
+    try:
+        shape = sizing.shape(intent)
+    except sizing.SizingError:
+        return None
+    roles = used_platforms(intent)
+    return {role: roles[role] for role in ecmp_widths(shape)}
+
+
 def check(intent: Intent, diags: Diagnostics) -> None:
     """What the fabric's platforms cannot express, blamed on the intent's fields."""
     if intent.fabric.transport != "roce":
@@ -147,27 +151,21 @@ def check(intent: Intent, diags: Diagnostics) -> None:
                 "radix")
     lb = intent.load_balancing
     used = {roles[r] for r in ecmp_widths(shape)}
-    bfd = intent.underlay.bfd
-    if "sonic" in used and bfd.enabled and (bfd.interval_ms, bfd.multiplier) != FRR_BFD_DEFAULTS:
-        field = "interval_ms" if bfd.interval_ms != FRR_BFD_DEFAULTS[0] else "multiplier"
-        diags.error(f"SONiC runs BFD at bfdd's defaults ({FRR_BFD_DEFAULTS[0]} ms x "
-                    f"{FRR_BFD_DEFAULTS[1]}): its BGP schema has no BFD timers, and the table "
-                    "that has (BFD_PEER_SINGLE_HOP) has no SONiC YANG model, so fabgen does not "
-                    "write it", ("underlay", "bfd", field),
-                    f"use interval_ms {FRR_BFD_DEFAULTS[0]} and multiplier "
-                    f"{FRR_BFD_DEFAULTS[1]} with SONiC switches, or another platform")
     for platform in sorted(used):
         missing = [f for f in lb.hash_fields if f not in HASH_FIELDS[platform]]
         if missing:
             diags.error(f"{platform} cannot hash on {', '.join(missing)}",
                         ("load_balancing", "hash_fields"),
                         f"{platform} takes: {', '.join(sorted(HASH_FIELDS[platform]))}")
-        if platform == "eos" and not set(DEFAULT_HASH_FIELDS) <= set(lb.hash_fields):
-            diags.error("EOS hashes the routed 5-tuple and fabgen has no verified EOS command to "
-                        "drop fields from it", ("load_balancing", "hash_fields"),
-                        "keep src-ip, dst-ip, ip-protocol, src-port and dst-port")
     if lb.mode == "adaptive":
-        _adaptive(intent, roles, used, shape, diags)
+        # What each platform's adaptive mode needs is its own check (platforms/<os>/checks.py);
+        # a per-packet one needs NICs that reorder.
+        nic = intent.cluster.node.nic
+        if nic not in REORDERING_NICS and any(registry.get(p).adaptive_reorders for p in used):
+            known = catalog.nics().get(nic)
+            diags.warn(f"per-packet adaptive routing delivers a QP's packets out of order; "
+                       f"{known.name if known else nic} is not a Spectrum-X SuperNIC that puts "
+                       "them back in order (BlueField-3, ConnectX-8)", ("load_balancing", "mode"))
     elif not {"src-port", "roce-dest-qp"} & set(lb.hash_fields):
         diags.warn("the hash reads neither src-port nor roce-dest-qp: all queue pairs between "
                    "two NICs take one path, whatever nccl.qps_per_connection is",
@@ -176,30 +174,3 @@ def check(intent: Intent, diags: Diagnostics) -> None:
         diags.warn("one queue pair per NCCL connection: each connection is a single flow the "
                    "ECMP hash pins to one uplink", ("nccl", "qps_per_connection"),
                    "use 4 or more so a connection's traffic spreads over several paths")
-
-
-def _adaptive(intent: Intent, roles: dict[str, str], used: set[str], shape: sizing.Shape,
-              diags: Diagnostics) -> None:
-    loc = ("load_balancing", "mode")
-    if "sonic" in used:
-        diags.error("SONiC has no adaptive routing or dynamic load balancing setting: the "
-                    "SONiC YANG models have no such table", loc, "use mode: hash on SONiC switches")
-    if "nvue" in used:
-        for role in sorted(r for r in ecmp_widths(shape) if roles[r] == "nvue"):
-            kind = shape.leaf if role == "leaf" else shape.spine if role == "spine" else \
-                shape.core
-            model = kind.model if kind is not None else None
-            if model not in nvue.ADAPTIVE_MODELS or shape.speed_gbps not in nvue.ADAPTIVE_SPEEDS:
-                diags.error(f"Cumulus adaptive routing needs Spectrum-4 switches at 200G or 400G; "
-                            f"the {role}s are {model or 'custom'} at {shape.speed_gbps}G",
-                            loc, "use mode: hash")
-        nic = intent.cluster.node.nic
-        if nic not in REORDERING_NICS:
-            known = catalog.nics().get(nic)
-            diags.warn(f"per-packet adaptive routing delivers a QP's packets out of order; "
-                       f"{known.name if known else nic} is not a Spectrum-X SuperNIC that puts "
-                       "them back in order (BlueField-3, ConnectX-8)", loc)
-    if "eos" in used:
-        diags.warn("EOS dynamic load balancing (`ip hardware fib load-balance distribution "
-                   "dynamic`, EOS 4.24.2F and later) depends on the switch model, and Arista "
-                   "publishes no list fabgen could check; confirm the model supports it", loc)

@@ -45,7 +45,8 @@ def test_package_data_globs_cover_every_shipped_file() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     globs = config["tool"]["setuptools"]["package-data"]["fabgen"]
     pkg = ROOT / "fabgen"
-    shipped = [str(p.relative_to(pkg)) for d in ("templates", "examples", "schemas", "catalog")
+    shipped = [str(p.relative_to(pkg)) for d in ("templates", "examples", "schemas", "catalog",
+                                                 "platforms")
                for p in (pkg / d).rglob("*") if p.is_file() and p.suffix != ".py"
                and "__pycache__" not in p.parts]
     assert shipped

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from fabgen import catalog
-from fabgen.catalog import sonic_skus
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models.network import Platform
 from fabgen.platforms.registry import facts as registry
+from fabgen.platforms.sonic.data import skus as sonic_skus
 from tests.conftest import INVENTORIES
 
 ETHERNET = {k: m for k, m in catalog.switches().items() if m.transport == "ethernet"}

@@ -1,10 +1,10 @@
 """SONiC HwSKUs and roles: only what sonic-buildimage publishes, with its port tables.
 
-fabgen/catalog/sonic_skus.yaml pins, per catalog model and split, the HwSKU NVIDIA (and Arista)
-publish in sonic-buildimage, its port table's lanes and aliases, and the buffer templates that
-decide which DEVICE_METADATA types the image can render buffers for. CI checks fabgen's port
-layout against the pinned rows and the intent errors; with FABGEN_UPSTREAM the whole port
-table and directory of every SKU are read from the sonic-buildimage checkout.
+fabgen/platforms/sonic/data/skus.yaml pins, per catalog model and split, the HwSKU NVIDIA (and
+Arista) publish in sonic-buildimage, its port table's lanes and aliases, and the buffer
+templates that decide which DEVICE_METADATA types the image can render buffers for. CI checks
+fabgen's port layout against the pinned rows and the intent errors; with FABGEN_UPSTREAM the
+whole port table and directory of every SKU are read from the sonic-buildimage checkout.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from fabgen import catalog
-from fabgen.catalog import sonic_skus
 from fabgen.catalog.buffers import spectrum
 from fabgen.errors import FabgenError
 from fabgen.intent import load
+from fabgen.platforms.sonic.data import skus as sonic_skus
 from tests import sonic_upstream
 
 INTENT = """\

@@ -47,7 +47,7 @@ platforms: {{leaf: {platform}, spine: {platform}}}
 HPN_MODEL = {"sonic": "sn5600", "nvue": "sn5600", "eos": "7060x6-64pe"}
 
 # All three platforms in one fabric (SONiC leaves, EOS spines, Cumulus cores), non-default
-# BGP timers, BFD (SONiC runs bfdd's default timers only: underlay.FRR_BFD_DEFAULTS), adaptive
+# BGP timers, BFD (SONiC runs bfdd's default timers only: sonic checks FRR_BFD_DEFAULTS), adaptive
 # mode off. Small 3-tier fabric: 16 nodes; each OS on hardware it runs on: SONiC and Cumulus
 # on SN5600s split 2x400G (Mellanox-SN5600-O128), EOS on Arista 7060X6s split 2x400G.
 MIXED3 = """\

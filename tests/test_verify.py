@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from fabgen import qos
-from fabgen.catalog import sonic_skus
 from fabgen.intent.loader import load
+from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.topology.build import build
 from fabgen.topology.index import FabricIndex
 from fabgen.verify import saved

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from fabgen import underlay
 from fabgen.frrlab import model
 from fabgen.frrlab.lab import (
     LabResult,
@@ -17,6 +16,7 @@ from fabgen.frrlab.lab import (
 )
 from fabgen.frrlab.model import Lab
 from fabgen.frrlab.netns import LabError
+from fabgen.platforms.sonic import checks as sonic_checks
 from fabgen.targets import sonic
 from fabgen.targets.base import RenderContext
 
@@ -67,7 +67,7 @@ def run_lab(lab: Lab, *, timeout: float = 90.0, detect: bool = True, hold: bool 
         config = lab.switch(sw).config
         group = config.get("BGP_PEER_GROUP", {}).get("default|FABRIC", {})
         hold_ms = int(group.get("holdtime", "180")) * 1000
-        bfd_ms = underlay.FRR_BFD_DEFAULTS[0] * underlay.FRR_BFD_DEFAULTS[1]
+        bfd_ms = sonic_checks.FRR_BFD_DEFAULTS[0] * sonic_checks.FRR_BFD_DEFAULTS[1]
         if lab.switch(sw).bfd:
             result.detections.append(measure(ns, lab, cable, "bfd", bfd_ms, hold_ms / 1000 + 5))
             say(f"dropped {sw} {cable[0][1]} <-> {peer}: BFD down after "

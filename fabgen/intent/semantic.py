@@ -11,6 +11,7 @@ from fabgen.intent import names, switch_checks
 from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent
 from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
+from fabgen.platforms.registry import checks as platform_checks
 from fabgen.suggest import closest
 from fabgen.topology import sizing
 from fabgen.topology.build import dual_homed, extra_shape, plan_warnings
@@ -25,11 +26,11 @@ def check(intent: Intent, diags: Diagnostics) -> None:
     _qos(intent, diags)
     _hosts(intent, diags)
     switch_checks.breakout_lanes(intent, diags)
-    switch_checks.sonic_hwskus(intent, diags)
     if intent.fabric.transport == "infiniband":
         _infiniband(intent, diags)
     qos.check(intent, diags)  # independent of the checks above: report all at once
     underlay.check(intent, diags)
+    platform_checks.check(intent, diags)  # each platform's own rules
     _size(intent, diags)
     if not diags.errors:
         _fit(intent, diags)

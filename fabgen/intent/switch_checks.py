@@ -1,17 +1,16 @@
 """Checks of the switch and NIC models an intent names: known to the catalog, each OS on hardware
-it runs on, breakouts the cages' lanes allow, SONiC HwSKUs the image publishes."""
+it runs on, breakouts the cages' lanes allow."""
 
 from __future__ import annotations
 
-from fabgen import catalog, qos
-from fabgen.catalog import sonic_skus
+from fabgen import catalog
 from fabgen.errors import Diagnostics
 from fabgen.intent.models import Intent, SwitchSpec
 from fabgen.platforms.registry import facts as registry
 from fabgen.suggest import close_matches, closest
 from fabgen.topology import sizing
 
-__all__ = ["breakout_lanes", "catalog_names", "sonic_hwskus"]
+__all__ = ["breakout_lanes", "catalog_names"]
 
 
 def catalog_names(intent: Intent, diags: Diagnostics) -> None:
@@ -125,56 +124,3 @@ def breakout_lanes(intent: Intent, diags: Diagnostics) -> None:
             ways = ", ".join(str(n) for n in range(1, lanes + 1) if lanes % n == 0)
             diags.error(f"a {count}-way breakout cannot split a custom switch's {lanes}-lane "
                         "ports evenly", (*base, "breakout"), f"split {ways} ways")
-
-
-def sonic_hwskus(intent: Intent, diags: Diagnostics) -> None:
-    """A SONiC switch needs a HwSKU its vendor publishes for its model and split (the image
-    finds its port table and buffer templates by that name), and a DEVICE_METADATA type whose
-    buffer template that SKU ships (catalog.sonic_skus)."""
-    if intent.fabric.transport != "roce":
-        return
-    try:
-        shape = sizing.shape(intent)
-    except sizing.SizingError:
-        return  # _fit reports it
-    topo = intent.topology
-    kinds = {"leaf": shape.leaf, "spine": shape.spine}
-    if shape.tiers == 3 and shape.core is not None:
-        kinds["core"] = shape.core
-    platforms = qos.used_platforms(intent)
-    blamed: set[tuple[str, ...]] = set()
-    for role, kind in kinds.items():
-        if platforms[role] != "sonic":
-            continue
-        owner = role if getattr(topo, role) is not None else (
-            "spine" if role == "core" and topo.spine is not None else "leaf")
-        spec = getattr(topo, owner)
-        known = sonic_skus.models().get(kind.model)
-        sku = known.for_split(kind.breakout) if known is not None else None
-        if sku is None:
-            field = "breakout" if spec is not None and spec.breakout else "model"
-            loc = ("topology", owner, field)
-            if loc in blamed:
-                continue
-            blamed.add(loc)
-            if known is None:
-                what = "a custom switch" if kind.model == "custom" else kind.model
-                hint = ("use a switch model with published SONiC SKUs: "
-                        + ", ".join(sorted(sonic_skus.models())))
-            else:
-                what = f"{kind.model} split {kind.breakout} way(s)"
-                hint = (f"{kind.model}'s published SKUs: "
-                        + ", ".join(f"{s.hwsku} ({s.ports} ports, split {s.split})"
-                                    for s in known.skus))
-            diags.error(f"SONiC has no published HwSKU for {what}: the image would find no "
-                        "port table or buffer templates for it", loc,
-                        f"{hint} ({sonic_skus.BUILDIMAGE}); or use another platform")
-            continue
-        device_type = sonic_skus.device_type(role, sku)
-        template = sonic_skus.buffer_template(device_type)
-        if template not in sku.buffer_templates:
-            diags.error(f"SONiC {role} switches are DEVICE_METADATA type {device_type}, whose "
-                        f"buffers need buffers_defaults_{template}.j2; {sku.hwsku} publishes "
-                        f"only {', '.join(sku.buffer_templates)}", ("platforms", role),
-                        "use a switch model and split whose SKU ships that template, or "
-                        "another platform for this tier")

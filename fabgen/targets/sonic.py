@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 
 from fabgen import underlay
-from fabgen.catalog import sonic_skus
 from fabgen.catalog.ports import host_port_name, native_lanes, switch_port_name
+from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
 from fabgen.targets import sonic_bgp, sonic_buffers, sonic_frr

@@ -17,7 +17,7 @@ schema cannot say, fabgen does not write:
   defaults, which SONiC's FRR build keeps) has no BGP_GLOBALS field; the peers get a route-map
   instead, permitting exactly the fabric's loopback /32s and host /31s in and out.
 - BFD timers other than bfdd's defaults need BFD_PEER_SINGLE_HOP, which has no YANG model
-  (sonic-buildimage src/sonic-yang-models at the commit of catalog.sonic_skus); underlay.check
+  (sonic-buildimage src/sonic-yang-models at the commit of data.skus); underlay.check
   refuses such timers on SONiC, so `neighbor ... bfd` runs bfdd's defaults, which are the plan's.
 """
 

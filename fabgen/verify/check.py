@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fabgen import underlay, user_files
-from fabgen.catalog import sonic_skus
 from fabgen.errors import one_line
 from fabgen.intent.models import MonitoringSpec
+from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.qos import QosPlan
 from fabgen.topology.summary import natural_key
 from fabgen.verify import saved

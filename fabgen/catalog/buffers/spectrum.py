@@ -479,7 +479,8 @@ _T1_SKU = {
 # Their buffers_defaults_objects.j2 link to Mellanox-SN2700-D48C8's (one ingress pool).
 ONE_INGRESS_POOL = frozenset({"Mellanox-SN5600-V256", "Mellanox-SN4700-V64",
                               "Mellanox-SN4700-C128"})
-# (switch model, breakout) -> the SKU whose table applies (catalog.sonic_skus names them).
+# (switch model, breakout) -> the SKU whose table applies (as the SONiC HwSKU data
+# names them).
 SKUS = {("sn5600", 1): "ACS-SN5600", ("sn5600", 2): "Mellanox-SN5600-O128",
         ("sn5600", 4): "Mellanox-SN5600-V256", ("sn4700", 1): "ACS-MSN4700",
         ("sn4700", 2): "Mellanox-SN4700-V64", ("sn4700", 4): "Mellanox-SN4700-C128",

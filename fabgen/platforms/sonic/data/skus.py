@@ -1,7 +1,7 @@
 """SONiC HwSKUs as the vendors publish them in sonic-buildimage, and the roles their buffer
 templates serve.
 
-The data is `sonic_skus.yaml` (read at the sonic-buildimage commit named there). A SONiC image
+The data is `skus.yaml` (read at the sonic-buildimage commit named there). A SONiC image
 finds a switch's port table (port_config.ini), SAI profile and buffer templates in
 device/<vendor>/<platform>/<hwsku>/, so DEVICE_METADATA hwsku must be one of these names and
 PORT must carry the lanes and aliases of that port table; a model and split with no published
@@ -111,7 +111,7 @@ def _row(text: str) -> tuple[str, str, str, int]:
 def models() -> dict[str, ModelSkus]:
     """Every catalog switch model with published SONiC SKUs."""
     raw: dict[str, Any] = yaml.safe_load(
-        (files("fabgen.catalog") / "sonic_skus.yaml").read_text(encoding="utf-8"))
+        (files("fabgen.platforms.sonic.data") / "skus.yaml").read_text(encoding="utf-8"))
     out: dict[str, ModelSkus] = {}
     for model, d in raw.items():
         skus = tuple(

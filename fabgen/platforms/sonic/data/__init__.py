@@ -1,0 +1,1 @@
+"""SONiC's own hardware data: the HwSKUs sonic-buildimage publishes (skus.yaml)."""
