@@ -15,30 +15,27 @@ from fabgen.errors import FabgenError
 from fabgen.intent.loader import IntentSource, LoadedIntent
 from fabgen.intent.models import Intent
 from fabgen.output import FileItem, text_of, with_streamed_manifest
+from fabgen.platforms.registry import outputs as platforms
 from fabgen.targets import (
     RenderContext,
     Target,
     alerts,
-    anta,
     cable_lengths,
     cabling,
     collect,
-    eos,
     ibdm,
     kubernetes,
     nccl,
     nic,
-    nvue,
     opensm,
     preflight,
     rails,
     report,
     resolved,
     slurm,
-    sonic,
     telemetry,
 )
-from fabgen.targets.base import SplitTarget
+from fabgen.targets.base import SplitTarget, UnsupportedPlan
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric
 
@@ -46,24 +43,30 @@ Progress = Callable[[str, int, int], None]  # (target name, index, total)
 
 
 def targets() -> dict[str, Target]:
-    """Every target, in the order their files are produced (an explicit list, not discovery)."""
-    order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, sonic.TARGET,
-                           eos.TARGET, nvue.TARGET, nic.TARGET, nccl.TARGET, preflight.TARGET,
-                           opensm.TOPOLOGY_TARGET, opensm.TARGET, anta.TARGET, collect.TARGET,
+    """Every target, in the order their files are produced (an explicit list, not discovery):
+    the registered platforms' switch configs and day-two targets in their output order."""
+    switches = [o.target for o in platforms.all()]
+    day_two = [t for o in platforms.all() for t in o.day_two]
+    order: list[Target] = [resolved.TARGET, cabling.TARGET, report.TARGET, *switches,
+                           nic.TARGET, nccl.TARGET, preflight.TARGET,
+                           opensm.TOPOLOGY_TARGET, opensm.TARGET, *day_two, collect.TARGET,
                            telemetry.TARGET, alerts.TARGET, slurm.TARGET, kubernetes.TARGET,
                            ibdm.TARGET, rails.TARGET]
     return {t.name: t for t in order}
 
 
-# `--only` accepts target names and these groups.
-GROUPS: dict[str, tuple[str, ...]] = {
-    "switches": ("sonic", "nvue", "eos"),
-    "hosts": ("nic", "nccl", "preflight"),
-    "infiniband": ("opensm", "ibtopology"),
-    "daytwo": ("anta", "collect", "telemetry", "alerts"),
-    "scheduler": ("slurm", "kubernetes"),
-    "bringup": ("ibdm", "rails"),
-}
+def groups() -> dict[str, tuple[str, ...]]:
+    """The groups `--only` accepts besides target names (the registered platforms' targets in
+    `switches` and `daytwo`)."""
+    return {
+        "switches": tuple(o.target.name for o in platforms.all()),
+        "hosts": ("nic", "nccl", "preflight"),
+        "infiniband": ("opensm", "ibtopology"),
+        "daytwo": (*(t.name for o in platforms.all() for t in o.day_two), "collect",
+                   "telemetry", "alerts"),
+        "scheduler": ("slurm", "kubernetes"),
+        "bringup": ("ibdm", "rails"),
+    }
 
 
 class RenderError(RuntimeError):
@@ -75,14 +78,15 @@ def select(only: Iterable[str] | None) -> list[str]:
     registry = targets()
     if only is None:
         return list(registry)
+    named = groups()
     wanted: set[str] = set()
     for name in only:
-        if name in GROUPS:
-            wanted.update(GROUPS[name])
+        if name in named:
+            wanted.update(named[name])
         elif name in registry:
             wanted.add(name)
         else:
-            choices = sorted([*registry, *GROUPS])
+            choices = sorted([*registry, *named])
             raise RenderError(f"--only: unknown target {name!r} (choose from "
                               f"{', '.join(choices)})")
     return [n for n in registry if n in wanted]
@@ -280,7 +284,7 @@ def _files(ctx: RenderContext, items: list[WorkItem], jobs: int,
                     seen.add(path)
                     if keep is None or keep(path):
                         yield path, content
-        except eos.UnsupportedPlan as exc:
+        except UnsupportedPlan as exc:
             raise RenderError(str(exc)) from None
         except FabgenError as exc:  # a target's complaint about an intent field: file:line:col
             raise FabgenError([d if d.file else source.place(d)

@@ -11,21 +11,37 @@ import jinja2
 from fabgen import resources
 
 TEMPLATES = resources.templates()
+PLATFORMS = resources.package() / "platforms"
 
 
 class _ResourceLoader(jinja2.BaseLoader):
-    """Templates read through importlib.resources (a wheel, a zip or an editable checkout)."""
+    """Templates read through importlib.resources (a wheel, a zip or an editable checkout).
+
+    A name `<dir>/<file>` is the core's `templates/<dir>/<file>`, or a platform's own
+    `platforms/<dir>/templates/<file>` (its folder holds its templates: `eos/device.j2` is
+    fabgen/platforms/eos/templates/device.j2). One name in both places is an error, so neither
+    can shadow the other."""
 
     def get_source(self, environment: jinja2.Environment,
                    template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
         parts = template.split("/")
         if any(p in ("", ".", "..") for p in parts):
             raise jinja2.TemplateNotFound(template)
-        path = TEMPLATES.joinpath(*parts)
-        if not path.is_file():
+        core = TEMPLATES.joinpath(*parts)
+        own = (PLATFORMS.joinpath(parts[0], "templates", *parts[1:]) if len(parts) > 1
+               else None)
+        found = [(path, name) for path, name in (
+            (core, f"templates/{template}"),
+            (own, f"platforms/{parts[0]}/templates/{'/'.join(parts[1:])}"))
+            if path is not None and path.is_file()]
+        if not found:
             raise jinja2.TemplateNotFound(template)
+        if len(found) > 1:
+            raise TemplateError(f"{template}: both {found[0][1]} and {found[1][1]} exist; a "
+                                "platform's template must not shadow a core one")
+        path, name = found[0]
         # Packaged templates do not change while fabgen runs: never reload.
-        return path.read_text(encoding="utf-8"), f"templates/{template}", lambda: True
+        return path.read_text(encoding="utf-8"), name, lambda: True
 
 
 class _Environment(jinja2.Environment):

@@ -17,7 +17,7 @@ import yaml
 from tests import gnmic_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gnmi"
-STEP_S = 10  # gnmic samples every 10 s (telemetry.SAMPLE_INTERVAL)
+STEP_S = 10  # gnmic samples every 10 s (fabgen.platforms.common.gnmic.SAMPLE_INTERVAL)
 STEPS = 61  # 10 minutes
 
 Answer = dict[str, Any]

@@ -12,8 +12,8 @@ from anta.catalog import AntaCatalog
 
 from fabgen import qos
 from fabgen.intent.loader import load
+from fabgen.platforms.eos import anta as anta_target
 from fabgen.render import render
-from fabgen.targets import anta as anta_target
 from fabgen.topology.build import build
 from fabgen.topology.index import FabricIndex
 from fabgen.verify.expect import expected_switches

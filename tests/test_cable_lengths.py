@@ -18,9 +18,10 @@ import yaml
 from fabgen.catalog.buffers import model_for
 from fabgen.errors import FabgenError
 from fabgen.intent import load
+from fabgen.platforms.sonic import target as sonic
 from fabgen.qos import plan as qos_plan
 from fabgen.render import render
-from fabgen.targets import cable_lengths, sonic
+from fabgen.targets import cable_lengths
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from tests import test_sonic_buffers

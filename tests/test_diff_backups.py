@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabgen.diff import owned
 from fabgen.diff.sections import parse_config
+from fabgen.platforms.eos.push import backup as eos_backup
+from fabgen.platforms.nvue.push import backup as nvue_backup
+from fabgen.platforms.sonic.push import backup as sonic_backup
 from tests.conftest import GOLDEN
 
 EOS_RENDER = GOLDEN / "roce-eos-nvue-2to1"  # EOS leaves, NVUE spines
@@ -178,21 +180,23 @@ def test_every_rendered_section_is_in_the_owned_lists() -> None:
     rendering visible as a removal. So every rendered section must be in them."""
     for cfg in GOLDEN.glob("*/eos/*.cfg"):
         for node in parse_config(cfg.read_text()):
-            assert node.line.startswith(owned.EOS_SECTIONS) or node.line in owned.EOS_SECTIONS, \
+            owned = eos_backup.EOS_SECTIONS
+            assert node.line.startswith(owned) or node.line in owned, \
                 (cfg, node.line)
     for conf in [*GOLDEN.glob("*/sonic/*/frr.conf"), *GOLDEN.glob("*/sonic/*/frr.expected.conf")]:
         for node in parse_config(conf.read_text()):
-            assert node.line.startswith(owned.FRR_SECTIONS) or node.line in owned.FRR_SECTIONS, \
+            owned = sonic_backup.FRR_SECTIONS
+            assert node.line.startswith(owned) or node.line in owned, \
                 (conf, node.line)
     for db in [*GOLDEN.glob("*/sonic/*/config_db.json"),
                *GOLDEN.glob("*/sonic/*/golden_config_db.json")]:
-        assert set(json.loads(db.read_text())) <= owned.SONIC_TABLES, db
+        assert set(json.loads(db.read_text())) <= sonic_backup.SONIC_TABLES, db
     for startup in GOLDEN.glob("*/nvue/*/startup.yaml"):
         sets = yaml.safe_load(startup.read_text())[0]["set"]
         for top, sub in sets.items():
             for second in sub:
                 assert any(fnmatch.fnmatchcase(top, a) and fnmatch.fnmatchcase(second, b)
-                           for a, b in owned.NVUE_PATHS), (startup, top, second)
+                           for a, b in nvue_backup.NVUE_PATHS), (startup, top, second)
 
 
 def test_two_backups_compare_by_device(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

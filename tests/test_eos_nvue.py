@@ -15,15 +15,17 @@ from typing import Any
 import pytest
 import yaml
 
-from fabgen import qos
+from fabgen import qos, underlay
 from fabgen.catalog.ports import native_lanes
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.models import Intent
+from fabgen.platforms.common import render as render_common
+from fabgen.platforms.eos import target as eos
+from fabgen.platforms.nvue import target as nvue
 from fabgen.qos import QosPlan
-from fabgen.targets import eos, nvue
-from fabgen.targets.base import RenderContext
-from fabgen.templating import TEMPLATES
+from fabgen.targets.base import RenderContext, UnsupportedPlan
+from fabgen.templating import PLATFORMS as PLATFORM_DIRS
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric, Switch
 from tests.conftest import INVENTORIES
@@ -189,7 +191,7 @@ def _eos_dscp_map(root: Node) -> dict[int, int]:
 def test_eos_qos_values_equal_the_plan(case: Case) -> None:
     plan = case.plan
     extras = [c for c in plan.classes if c.name not in ("rdma", "cnp", "default")]
-    specs = {s.queue: s for s in eos.queue_specs(plan, "eos")}
+    specs = {s.queue: s for s in render_common.queue_specs(plan, "eos")}
     for name, text in case.eos.items():
         root = parse_eos(text)
         where = f"{case.name}/{name}"
@@ -369,7 +371,7 @@ def test_nvue_qos_values_equal_the_plan(case: Case) -> None:
         assert sched[str(plan.cnp.queue)] == {"mode": "strict"}, where
         dwrr = {int(tc): v["bw-percent"] for tc, v in sched.items() if v["mode"] == "dwrr"}
         assert sum(dwrr.values()) == 100, where
-        assert dwrr == {s.queue: s.percent for s in eos.queue_specs(plan, "nvue")
+        assert dwrr == {s.queue: s.percent for s in render_common.queue_specs(plan, "nvue")
                         if not s.strict}, where
 
         if plan.watchdog.enabled:
@@ -411,7 +413,7 @@ def test_nvue_interfaces_and_bgp_match_the_fabric(case: Case) -> None:
         assert {v["type"] for v in bgp["neighbor"].values()} == {"numbered"}, where
         af = bgp["address-family"]["ipv4-unicast"]
         assert f"{sw.loopback}/32" in af["network"], where
-        assert 1 <= af["multipaths"]["ebgp"] <= nvue.MAX_ECMP, where
+        assert 1 <= af["multipaths"]["ebgp"] <= underlay.MAX_ECMP["nvue"].paths, where
 
 
 # Every `nv set system telemetry ...` path fabgen writes, as the Cumulus Linux 5.12 user guide
@@ -509,20 +511,20 @@ def test_qos_section_is_identical_fabric_wide(case: Case) -> None:
 
 def test_both_platforms_schedule_the_same_percentages() -> None:
     plan = qos.plan(load(MIXED).intent)
-    assert eos.queue_specs(plan, "eos") == eos.queue_specs(plan, "nvue")
+    assert render_common.queue_specs(plan, "eos") == render_common.queue_specs(plan, "nvue")
     # 50/20/50 weights: 41.67/16.67/41.67 %, the two spare points to the larger weights
-    assert {s.queue: s.percent for s in eos.queue_specs(plan, "eos")} == \
+    assert {s.queue: s.percent for s in render_common.queue_specs(plan, "eos")} == \
         {0: 42, 1: 16, 3: 42, 6: None}
 
 
 # --- templates: section = dict key = template, in one explicit order ---------------------------
 
 def test_eos_sections_are_included_in_order(cases: dict[str, Case]) -> None:
-    device = (TEMPLATES / "eos" / "device.j2").read_text()
+    device = (PLATFORM_DIRS / "eos" / "templates" / "device.j2").read_text()
     included = re.findall(r'\{%\s*include\s+"eos/(\w+)\.j2"\s*%\}', device)
     assert tuple(included) == eos.SECTIONS
     for section in eos.SECTIONS:
-        assert (TEMPLATES / "eos" / f"{section}.j2").is_file()
+        assert (PLATFORM_DIRS / "eos" / "templates" / f"{section}.j2").is_file()
     case = cases["roce-eos-nvue-2to1"]
     sw = next(s for s in case.fabric.switches if s.platform == "eos")
     config = eos.device_config(case.ctx, sw)
@@ -568,7 +570,7 @@ def _render_with(tmp: Path, description: str) -> tuple[str, str, str]:
     spine = next(s for s in ctx.fabric.switches if s.platform == "nvue")
     return (eos.config_text(eos.device_config(ctx, leaf)),
             nvue.startup_yaml(nvue.device_config(ctx, spine)),
-            eos.sanitize_description(f"{intent.name}: {description}"))
+            render_common.sanitize_description(f"{intent.name}: {description}"))
 
 
 def _key_paths(value: Any, prefix: str = "") -> set[str]:
@@ -614,8 +616,8 @@ def test_newlines_in_names_are_refused_at_validation(key: tuple[str, ...], value
 
 
 def test_sanitize_description_keeps_one_safe_line() -> None:
-    assert eos.sanitize_description("a\nb!c#d\te") == "a_b_c_d_e"
-    assert eos.sanitize_description("x" * 500) == "x" * 200
+    assert render_common.sanitize_description("a\nb!c#d\te") == "a_b_c_d_e"
+    assert render_common.sanitize_description("x" * 500) == "x" * 200
 
 
 # --- plans a platform cannot express are refused, naming the target ----------------------------
@@ -645,7 +647,7 @@ def test_eos_refuses_a_watchdog_time_it_cannot_write(tmp_path: Path) -> None:
     assert _validation_errors(path) == [
         "qos.pfc_watchdog.detection_ms: eos sets PFC watchdog timers in 10 ms steps; 205 ms "
         "is not one"]
-    with pytest.raises(eos.UnsupportedPlan, match=r"^eos: PFC watchdog detection 205 ms"):
+    with pytest.raises(UnsupportedPlan, match=r"^eos: PFC watchdog detection 205 ms"):
         eos.TARGET.render(_ctx_unchecked(path))
 
 
@@ -655,7 +657,7 @@ def test_eos_refuses_strict_below_round_robin(tmp_path: Path) -> None:
     assert _validation_errors(path) == [
         "qos.cnp.priority: eos puts strict-priority queues above round-robin ones; CNP priority "
         "2 is below DWRR priority 4 (give CNP the highest priority (6 or 7))"]
-    with pytest.raises(eos.UnsupportedPlan, match=r"^eos: strict-priority queue 2"):
+    with pytest.raises(UnsupportedPlan, match=r"^eos: strict-priority queue 2"):
         eos.TARGET.render(_ctx_unchecked(path))
 
 
@@ -665,7 +667,7 @@ def test_classes_sharing_a_queue_with_different_weights_are_refused(tmp_path: Pa
     assert _validation_errors(path) == [
         "qos.classes[0].priority: class 'bulk' shares priority 0 (one egress queue) with "
         "'default' but asks weight 10, not 50 (give it its own priority, or the same weight)"]
-    with pytest.raises(eos.UnsupportedPlan,
+    with pytest.raises(UnsupportedPlan,
                        match=r"^nvue: classes bulk, default share egress queue 0"):
         nvue.TARGET.render(_ctx_unchecked(path))
 
@@ -698,5 +700,5 @@ def test_eos_watchdog_needs_a_round_robin_lossless_queue() -> None:
     strict = tuple(dataclasses.replace(c, scheduling="strict", weight=None)
                    if c.name == "rdma" else c for c in ctx.qos.classes)
     bad = dataclasses.replace(ctx, qos=dataclasses.replace(ctx.qos, classes=strict))
-    with pytest.raises(eos.UnsupportedPlan, match=r"^eos: the lossless queue is strict"):
+    with pytest.raises(UnsupportedPlan, match=r"^eos: the lossless queue is strict"):
         eos.TARGET.render(bad)

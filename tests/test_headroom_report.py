@@ -11,8 +11,8 @@ import yaml
 
 from fabgen import qos
 from fabgen.intent import load
+from fabgen.platforms.sonic import target as sonic
 from fabgen.render import render
-from fabgen.targets import sonic
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from tests.conftest import INVENTORIES

@@ -9,8 +9,9 @@ import pytest
 
 from fabgen import jobs
 from fabgen.intent import load
+from fabgen.platforms.eos import target as eos
 from fabgen.render import render
-from fabgen.targets import eos
+from fabgen.targets.base import UnsupportedPlan
 from tests.conftest import GOLDEN, INVENTORIES
 
 
@@ -81,7 +82,7 @@ def _fail_on(monkeypatch: pytest.MonkeyPatch, switch: str, exc: Exception) -> No
 @pytest.mark.parametrize("n", ["1", "2"])
 def test_a_plan_error_in_a_worker_reads_as_in_one_process(
         n: str, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    _fail_on(monkeypatch, "leaf-su1-r5", eos.UnsupportedPlan("eos: leaf-su1-r5 cannot do it"))
+    _fail_on(monkeypatch, "leaf-su1-r5", UnsupportedPlan("eos: leaf-su1-r5 cannot do it"))
     result = cli("--no-color", "render", "-q", str(_inventory("roce-eos-nvue-2to1")),
                  "-o", str(tmp_path / "out"), "--jobs", n)
     assert (result.code, result.err) == (1, "error: eos: leaf-su1-r5 cannot do it\n")

@@ -114,7 +114,7 @@ def test_out_of_memory_is_one_clean_line_and_writes_nothing(tmp_path: Path) -> N
     script = (
         "import re, resource, sys\n"
         "from fabgen.cli import main\n"
-        "import fabgen.render, fabgen.targets.sonic, orjson\n"
+        "import fabgen.render, fabgen.platforms.sonic.target, orjson\n"
         "size = int(re.search(r'VmSize:\\s+(\\d+)', open('/proc/self/status').read())[1])\n"
         "limit = (size + 24 * 1024) * 1024  # 24 MiB more than the interpreter already has\n"
         "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"

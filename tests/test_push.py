@@ -19,9 +19,12 @@ import yaml
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.output import with_manifest, write
+from fabgen.platforms.eos.push import candidate as eos_cand
+from fabgen.platforms.nvue.push import candidate as nvue_cand
+from fabgen.platforms.nvue.push.driver import NvueDriver
+from fabgen.platforms.sonic.push import candidate as sonic_cand
 from fabgen.push import PushOptions, PushReport, run
 from fabgen.push.credentials import Redactor, resolve
-from fabgen.push.drivers import NvueDriver
 from fabgen.push.inventory import Address, parse_address
 from fabgen.push.results import DeviceError
 from fabgen.topology.build import build
@@ -60,7 +63,7 @@ def sonic_config(name: str, loopback: str, bad: bool = False, extra: Any = None)
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{loopback}/32": {}},
         "PORT": {f"Ethernet{i * 8}": {"admin_status": "up", "mtu": "9100", "speed": "400000"}
                  for i in range(3)},
-        # BGP as fabgen.targets.sonic_bgp writes it (frrcfgd's schema).
+        # BGP as fabgen.platforms.sonic.bgp writes it (frrcfgd's schema).
         "BGP_GLOBALS": {"default": {"local_asn": "65101", "router_id": loopback}},
         "BGP_PEER_GROUP": {"default|FABRIC": {"bfd": "true", "holdtime": "9",
                                               "keepalive": "3"}},
@@ -455,7 +458,7 @@ def test_sonic_dry_run_changes_nothing_commit_keeps_management_and_switches_to_f
     report = lab.push(devices=leaf, commit=True, confirm_timeout=60)
     dev = by_name(report)[leaf]
     assert dev.status == "committed", dev.error
-    assert dev.golden_sha256 and [s.name for s in dev.steps][-3:] == [
+    assert dev.extra_sha256["golden"] and [s.name for s in dev.steps][-3:] == [
         "verify", "health", "confirm"]
     assert dev.steps[-2].detail == "2 BGP session(s) Established"
     running = lab.linux(leaf).running()
@@ -512,7 +515,8 @@ def test_sonic_confirm_timer_rolls_back_without_confirmation(lab: Lab) -> None:
     its old daemons."""
     from netmiko import ConnectHandler
 
-    from fabgen.push.drivers import Render, SonicDriver
+    from fabgen.platforms.sonic.push.driver import SonicDriver
+    from fabgen.push.drivers.base import Render
 
     leaf = LEAVES[0]
     lab.start(leaf)
@@ -522,7 +526,7 @@ def test_sonic_confirm_timer_rolls_back_without_confirmation(lab: Lab) -> None:
                           password=PASSWORD)
     try:
         driver = SonicDriver(conn, "t1", timeout=10)
-        driver.commit(Render(lab.config(leaf), lab.golden(leaf)), confirm_seconds=1)
+        driver.commit(Render(lab.config(leaf), {"golden": lab.golden(leaf)}), confirm_seconds=1)
         assert lab.linux(leaf).running()["PORT"] == json.loads(lab.config(leaf))["PORT"]
         assert "router bgp 65101" in lab.linux(leaf).frr()[1]
     finally:
@@ -696,8 +700,6 @@ def test_bgp_sessions_down_after_commit_roll_the_batch_back(lab: Lab) -> None:
 def test_sonic_candidate_merges_flex_counters_instead_of_replacing_them() -> None:
     """FLEX_COUNTER_TABLE is merged row by row: a group the image or the operator enabled
     stays, a POLL_INTERVAL tuned on the switch stays, the rendered fields win."""
-    from fabgen.push import candidate as cand
-
     running = {"FLEX_COUNTER_TABLE": {
         "PG_DROP": {"FLEX_COUNTER_STATUS": "enable"},
         "TUNNEL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
@@ -706,7 +708,7 @@ def test_sonic_candidate_merges_flex_counters_instead_of_replacing_them() -> Non
     render = {"FLEX_COUNTER_TABLE": {"QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
                                      "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}},
               "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "9100"}}}
-    got = cand.sonic_candidate(running, render)
+    got = sonic_cand.sonic_candidate(running, render)
     assert got["FLEX_COUNTER_TABLE"] == {
         "PG_DROP": {"FLEX_COUNTER_STATUS": "enable"},
         "TUNNEL": {"FLEX_COUNTER_STATUS": "enable", "POLL_INTERVAL": "10000"},
@@ -714,7 +716,7 @@ def test_sonic_candidate_merges_flex_counters_instead_of_replacing_them() -> Non
         "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}}
     assert got["PORT"] == render["PORT"]  # other tables are still replaced whole
     # The diff and the read-back compare only what fabgen rendered.
-    assert cand.sonic_owned(got, render)["FLEX_COUNTER_TABLE"] == {
+    assert sonic_cand.sonic_owned(got, render)["FLEX_COUNTER_TABLE"] == {
         "QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
         "WRED_ECN_QUEUE": {"FLEX_COUNTER_STATUS": "enable"}}
 
@@ -731,7 +733,7 @@ def test_candidates_replace_what_fabgen_owns_and_keep_the_rest() -> None:
               "qos map dscp 26 to traffic-class 3\n!\nrouter bgp 65101\n"
               "   neighbor SPINE peer group\n   neighbor 10.0.0.1 peer group SPINE\n"
               "   neighbor 10.0.0.3 remote-as 65000\nend\n")
-    got = cand.eos_candidate(running, render)
+    got = eos_cand.eos_candidate(running, render)
     headers = [s[0] for s in cand.cli_sections(got)]
     assert headers == ["hostname new", "interface Ethernet1/1",
                        "qos map dscp 26 to traffic-class 3", "router bgp 65101",
@@ -739,7 +741,8 @@ def test_candidates_replace_what_fabgen_owns_and_keep_the_rest() -> None:
                        "interface Management1"]
     assert "   shutdown" not in got and got.endswith("end\n")
     assert cand.bgp_neighbours(render) == ["10.0.0.1", "10.0.0.3"]
-    assert cand.lost_management(cand.eos_management(running), cand.eos_management(got)) == []
+    assert cand.lost_management(eos_cand.eos_management(running),
+                                eos_cand.eos_management(got)) == []
 
     have = [{"header": {"rev-id": 1}}, {"set": {
         "interface": {"swp1": {"link": {"mtu": 1500}, "description": "old"},
@@ -749,7 +752,7 @@ def test_candidates_replace_what_fabgen_owns_and_keep_the_rest() -> None:
     want = [{"set": {"interface": {"swp1": {"link": {"mtu": 9100}}},
                      "router": {"bgp": {"autonomous-system": 65101}},
                      "system": {"hostname": "new"}, "qos": {"roce": {"enable": "on"}}}}]
-    assert cand.nvue_candidate(have, want) == [{"header": {"rev-id": 1}}, {"set": {
+    assert nvue_cand.nvue_candidate(have, want) == [{"header": {"rev-id": 1}}, {"set": {
         "interface": {"swp1": {"link": {"mtu": 9100}}, "swp2": {"type": "swp"},
                       "eth0": {"ip": {"vrf": "mgmt"}}},
         "router": {"bgp": {"autonomous-system": 65101}, "ospf": {"enable": "on"}},
@@ -948,7 +951,8 @@ def test_secrets_are_masked_in_every_output_mode(lab: Lab, capsys: pytest.Captur
     library message): masked on the console, in --json, in --quiet and in the audit log.
     (--json and --quiet printed the report unmasked.)"""
     from fabgen.cli import main
-    from fabgen.push.drivers import Render, SonicDriver
+    from fabgen.platforms.sonic.push.driver import SonicDriver
+    from fabgen.push.drivers.base import Render
     from fabgen.push.results import Step
 
     def prepare(self: SonicDriver, render: Render) -> Step:

@@ -1,22 +1,32 @@
 """docs/architecture.md's "add a switch platform" recipe, followed on a toy platform, and the
-facts the recipe relies on held for every real platform."""
+facts the recipe relies on held for every real platform.
+
+The toy is a folder's worth of code written here: facts (step 1) and outputs with a split
+target (step 5), registered by adding them to the registries' tuples (step 2, patched in as a
+maintainer would append a line). Nothing else of fabgen is touched: the render, the cabling
+plan and the report find the toy through the registries alone.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import typing
 from pathlib import Path
 
 import pytest
 
-from fabgen import qos, render
+from fabgen import render
 from fabgen.catalog import ports
 from fabgen.intent import load
 from fabgen.intent.models import Intent, Platform
+from fabgen.platforms.contract.facts import Capabilities, EcmpLimit, Facts, RunsOn, split_port
+from fabgen.platforms.contract.outputs import Outputs
+from fabgen.platforms.registry import checks as registry_checks
+from fabgen.platforms.registry import facts as registry_facts
+from fabgen.platforms.registry import outputs as registry_outputs
 from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext, Target, by_unit
+from fabgen.targets.base import Artifacts, RenderContext, by_unit
 from fabgen.topology.build import build as build_fabric
 from fabgen.topology.model import Fabric
 from tests.conftest import ROOT
@@ -24,36 +34,47 @@ from tests.conftest import ROOT
 INTENT = ROOT / "inventories" / "roce-256-sonic.yaml"
 
 
-def test_every_platform_has_capabilities_a_target_and_a_group() -> None:
-    """Steps 1, 2, 3 and 5: a name in Platform without the rest (or the reverse) fails here."""
-    platforms = set(typing.get_args(Platform))
-    assert platforms == {"sonic", "nvue", "eos"}
-    assert set(qos.CAPABILITIES) == platforms
-    assert set(ports.PLATFORMS) == platforms | {"infiniband"}
-    assert all(ports.port_name(p, 1) for p in platforms)
-    assert all(qos.CAPABILITIES[p].platform == p and qos.CAPABILITIES[p].source
-               for p in platforms)
-    assert set(render.GROUPS["switches"]) == platforms
-    registry = render.targets()
-    for name in platforms:
-        target = importlib.import_module(f"fabgen.targets.{name}").TARGET
-        assert registry[name] is target
+def test_every_platform_is_registered_in_every_face() -> None:
+    """Steps 1, 2 and 5 for the real platforms: one name in the facts, the intent's enum and
+    the outputs (and the checks where a platform has rules), the switches group and the
+    render's targets."""
+    names = registry_facts.names()
+    assert set(typing.get_args(Platform)) == set(names) == set(registry_facts.INTENT_NAMES)
+    assert registry_facts.DEFAULT in names
+    assert registry_outputs.names() == names
+    assert set(registry_checks.CHECKS) <= set(names)
+    assert set(ports.PLATFORMS) == {*names, "infiniband"}
+    assert render.groups()["switches"] == names
+    targets = render.targets()
+    for facts in registry_facts.all():
+        outputs = registry_outputs.get(facts.name)
+        assert outputs.facts is facts and outputs.target.name == facts.name
+        assert targets[facts.name] is outputs.target
+        assert facts.capabilities.platform == facts.name and facts.capabilities.source
+        assert facts.ecmp.source and facts.runs_on.source and facts.runs_on.vendors
+        assert facts.name in facts.words
+        assert ports.port_name(facts.name, 1)
 
 
-def toy_port_name(platform: str, port: int, breakout: int = 1, *,
-                  lanes: int = ports.DEFAULT_LANES) -> str:
-    """Step 3: the toy platform calls its ports `tp<native>` or `tp<native>.<k>` when split."""
-    if platform != "toy":
-        return REAL_PORT_NAME(platform, port, breakout, lanes=lanes)
-    native, k = divmod(port - 1, breakout)
-    return f"tp{native + 1}" if breakout == 1 else f"tp{native + 1}.{k}"
+class ToyFacts(Facts):
+    """Step 1: the toy calls its ports `tp<native>` or `tp<native>.<k>` when split."""
 
+    name = "toy"
+    title = short = "Toy"
+    words = ("toy",)
+    runs_on = RunsOn(("NVIDIA", "Arista", "generic"), "any switch", "the recipe's example")
+    capabilities = Capabilities("toy", 9216, ("drop",), 100, 1, False, True, True, "example")
+    ecmp = EcmpLimit(64, "example")
+    hash_fields = frozenset({"src-ip", "dst-ip", "ip-protocol", "src-port", "dst-port"})
+    adaptive = None
 
-REAL_PORT_NAME = ports.port_name
+    def port_name(self, port: int, breakout: int, lanes: int) -> str:
+        native, k, _ = split_port(port, breakout, lanes)
+        return f"tp{native}" if breakout == 1 else f"tp{native}.{k}"
 
 
 class ToyTarget:
-    """Step 4: a target for the platform `toy`, one JSON file per switch on it, split per
+    """Step 5: a target for the platform `toy`, one JSON file per switch on it, split per
     switch so `--jobs` renders switches in parallel."""
 
     name = "toy"
@@ -77,15 +98,19 @@ class ToyTarget:
         return by_unit(self, ctx)
 
 
+class ToyOutputs(Outputs):
+    """Step 5: only the target; every other output says "nothing of that kind"."""
+
+    facts = ToyFacts()
+    target = ToyTarget()
+
+
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Steps 3 and 5 as patches: the toy's port names, and the toy in the order list and the
-    switches group. Step 1 (a name in the Platform literal) cannot be patched into pydantic at
-    run time: the spines are given the toy platform after build() instead, as the intent would."""
-    real_targets = render.targets
-
-    def targets() -> dict[str, Target]:
-        return {**real_targets(), "toy": ToyTarget()}
+    """Step 2 as patches: the toy appended to the registries. A name in the intent's enum
+    cannot be patched into pydantic at run time: the spines are given the toy platform after
+    build() instead, as the intent would."""
+    outputs = ToyOutputs()
 
     def build(intent: Intent) -> Fabric:
         fabric = build_fabric(intent)
@@ -94,15 +119,13 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
         return dataclasses.replace(fabric, switches=switches,
                                    by_name={s.name: s for s in switches})
 
-    monkeypatch.setattr(ports, "port_name", toy_port_name)
-    monkeypatch.setattr(ports, "PLATFORMS", (*ports.PLATFORMS, "toy"))
-    monkeypatch.setattr(render, "targets", targets)
+    monkeypatch.setattr(registry_facts, "PLATFORMS", (*registry_facts.PLATFORMS, outputs.facts))
+    monkeypatch.setattr(registry_outputs, "PLATFORMS", (*registry_outputs.PLATFORMS, outputs))
     monkeypatch.setattr(render, "build", build)
-    monkeypatch.setitem(render.GROUPS, "switches", (*render.GROUPS["switches"], "toy"))
 
 
 @pytest.mark.usefixtures("toy")
-def test_a_registered_toy_target_renders_with_everything_else(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_registered_toy_platform_renders_with_everything_else(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     result = cli("render", str(INTENT), "-o", str(out), "-q")
     assert result.code == 0, result.err
@@ -120,6 +143,9 @@ def test_a_registered_toy_target_renders_with_everything_else(cli, tmp_path: Pat
     assert (out / "sonic" / "leaf-su1-r0").is_dir()
     manifest = json.loads((out / "manifest.json").read_text())
     assert "toy/spine-01/config.json" in manifest["files"]
+    # Without a headroom model of its own, the report says so rather than implying sizing.
+    report = (out / "report.md").read_text()
+    assert "fabgen has no headroom model for toy" in report
 
 
 @pytest.mark.usefixtures("toy")

@@ -25,7 +25,7 @@ from fabgen.catalog.ports import switch_port_name
 from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.loader import LoadedIntent
-from fabgen.targets import sonic
+from fabgen.platforms.sonic import target as sonic
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from fabgen.topology.model import Switch

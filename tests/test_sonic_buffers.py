@@ -18,7 +18,7 @@ import pytest
 from fabgen import qos
 from fabgen.catalog.buffers import LookupTable, PgProfile, model_for
 from fabgen.intent import load
-from fabgen.targets import sonic
+from fabgen.platforms.sonic import target as sonic
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from tests import sonic_yang, test_buffers

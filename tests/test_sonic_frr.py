@@ -1,4 +1,4 @@
-"""The frr.conf a SONiC switch builds from fabgen's config_db.json (fabgen.targets.sonic_frr).
+"""The frr.conf a SONiC switch builds from fabgen's config_db.json (fabgen.platforms.sonic.frr).
 
 The model is what the FRR lab runs and what frr.expected.conf shows, so it must print exactly
 the command lines the bgp container's frrcfgd templates print. With FABGEN_UPSTREAM naming a
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fabgen.targets import sonic_frr
+from fabgen.platforms.sonic import frr as sonic_frr
 from tests import sonic_upstream
 from tests.test_sonic import CASES, _case, _one_per_role, case_dir
 

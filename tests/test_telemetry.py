@@ -13,6 +13,9 @@ import yaml
 
 from fabgen import qos
 from fabgen.intent.loader import load
+from fabgen.platforms.eos import telemetry as eos_telemetry
+from fabgen.platforms.nvue import telemetry as nvue_telemetry
+from fabgen.platforms.sonic import telemetry as sonic_telemetry
 from fabgen.render import render
 from fabgen.targets import alerts, telemetry
 from tests.conftest import ROOT
@@ -28,7 +31,7 @@ def _yaml(text: str) -> Any:
 
 def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
     files = _files("roce-256-sonic")
-    config = _yaml(files[telemetry.GNMIC_SONIC])
+    config = _yaml(files[sonic_telemetry.GNMIC_SONIC])
     loaded = load(ROOT / "inventories" / "roce-256-sonic.yaml")
     from fabgen.topology.build import build
 
@@ -78,7 +81,7 @@ def test_gnmic_eos_dials_the_gnmi_port_the_config_opens(tmp_path: Path) -> None:
     """gnmic dials EOS's default gNMI port, which the EOS config opens with `management api
     gnmi`; an SSL profile in the intent turns TLS on at both ends."""
     files = _files("roce-eos-nvue-2to1", ["telemetry", "eos"])
-    target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
+    target = _yaml(files[eos_telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
     assert target["address"] == "leaf-su1-r0:6030"
     assert (target["insecure"], target["username"], target["password"]) == (
         True, "${GNMIC_USERNAME}", "${GNMIC_PASSWORD}")
@@ -88,7 +91,7 @@ def test_gnmic_eos_dials_the_gnmi_port_the_config_opens(tmp_path: Path) -> None:
     intent.write_text(text + "monitoring:\n  eos_gnmi_port: 50051\n  eos_gnmi_vrf: MGMT\n"
                       "  eos_gnmi_ssl_profile: GNMI\n")
     files = render(load(intent), only=["telemetry", "eos", "report"])
-    target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
+    target = _yaml(files[eos_telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
     assert target["address"] == "leaf-su1-r0:50051"
     assert (target["insecure"], target["skip-verify"], target["tls-ca"]) == (
         False, False, "${GNMIC_TLS_CA}")
@@ -116,7 +119,7 @@ EOS_PROFILE_LEAVES = {
 
 
 def test_gnmic_eos_paths_are_in_arista_profile() -> None:
-    config = _yaml(_files("roce-eos-nvue-2to1")[telemetry.GNMIC_EOS])
+    config = _yaml(_files("roce-eos-nvue-2to1")[eos_telemetry.GNMIC_EOS])
     paths = [p for s in config["subscriptions"].values() for p in s["paths"]]
     for path in paths:
         assert any(leaf == path or leaf.startswith(path + "/") for leaf in EOS_PROFILE_LEAVES), path
@@ -135,7 +138,7 @@ def test_nvue_startup_config_streams_the_lossless_priority(tmp_path: Path) -> No
     loaded = load(intent)
     files = render(loaded, only=["nvue", "telemetry"])
     assert not [p for p in files if p.startswith("nvue/") and not p.endswith("/startup.yaml")]
-    assert telemetry.OTEL_COLLECTOR in files
+    assert nvue_telemetry.OTEL_COLLECTOR in files
     tel = load_nvue(files["nvue/spine-01/startup.yaml"])["system"]["telemetry"]
     assert tel["export"]["otlp"] == {"state": "enabled", "grpc": {
         "destination": {"otel-1": {"port": 4317}}, "insecure": "enabled", "port": 4317}}
@@ -191,8 +194,8 @@ def _metrics(expr: str) -> set[str]:
 
 def test_rules_read_only_metrics_the_collectors_produce() -> None:
     # SONiC: sonic_<event>_<field>, with the events the starlark splitter names.
-    events = {event for _, _, _, event, _ in telemetry.SONIC_SUBSCRIPTIONS.values()}
-    eos_subscriptions = set(_yaml(_files("roce-eos-nvue-2to1")[telemetry.GNMIC_EOS])
+    events = {event for _, _, _, event, _ in sonic_telemetry.SONIC_SUBSCRIPTIONS.values()}
+    eos_subscriptions = set(_yaml(_files("roce-eos-nvue-2to1")[eos_telemetry.GNMIC_EOS])
                             ["subscriptions"])
     for name in ("roce-256-sonic", "roce-eos-nvue-2to1"):
         groups = _yaml(_files(name)[alerts.RULES])["groups"]

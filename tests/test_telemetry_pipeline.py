@@ -16,14 +16,16 @@ import pytest
 import yaml
 
 from fabgen.intent.loader import load
+from fabgen.platforms.eos import telemetry as eos_telemetry
+from fabgen.platforms.sonic import telemetry as sonic_telemetry
 from fabgen.render import render
-from fabgen.targets import alerts, telemetry
+from fabgen.targets import alerts
 from tests import gnmic_model, telemetry_timeline
 from tests.conftest import ROOT
 from tests.test_alerts import _alert, _run_tests
 
 INVENTORY = {"sonic": "roce-256-sonic", "eos": "roce-eos-nvue-2to1"}
-CONFIG = {"sonic": telemetry.GNMIC_SONIC, "eos": telemetry.GNMIC_EOS}
+CONFIG = {"sonic": sonic_telemetry.GNMIC_SONIC, "eos": eos_telemetry.GNMIC_EOS}
 EVENTS = {"sonic": telemetry_timeline.sonic_events, "eos": telemetry_timeline.eos_events}
 
 # alert -> (metric, labels that pick the faulted series, extra alert labels, when it fires)
@@ -196,7 +198,7 @@ def test_processor_maps_sonic_gnmi_testdata_to_sonic_names() -> None:
         (gnmi / "COUNTERS_PORT_ALIAS_MAP.txt").read_text()).items()}
     layout = {**{n: n for n in aliases.values()}, **aliases}
     processor = gnmic_model.Processor(
-        telemetry.sonic_split_program({"test": layout}, {"sonic-gnmi-test": "test"}))
+        sonic_telemetry.sonic_split_program({"test": layout}, {"sonic-gnmi-test": "test"}))
     answer = json.loads((gnmi / "COUNTERS:Ethernet_wildcard_Queues_alias_expected.txt")
                         .read_text())
     event = gnmic_model.event("sonic-queue-counters", "COUNTERS_DB",

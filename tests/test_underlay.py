@@ -21,9 +21,12 @@ from fabgen.errors import FabgenError
 from fabgen.intent import load
 from fabgen.intent.loader import LoadedIntent
 from fabgen.intent.models import Platform
-from fabgen.push import candidate
+from fabgen.platforms.eos.push import candidate as eos_cand
+from fabgen.platforms.nvue import target as nvue
+from fabgen.platforms.nvue.push import candidate as nvue_cand
+from fabgen.platforms.sonic import frr as sonic_frr
+from fabgen.platforms.sonic import target as sonic
 from fabgen.render import render
-from fabgen.targets import nvue, sonic, sonic_frr
 from fabgen.topology import sizing
 from fabgen.topology.build import build
 from fabgen.topology.model import Fabric, Switch
@@ -472,10 +475,10 @@ def test_push_candidates_remove_bfd_and_dlb_the_render_no_longer_has() -> None:
                "router bfd\n   interval 300 min-rx 300 multiplier 3 default\n!\n"
                "interface Management1\n   ip address 192.0.2.1/24\n!\nend\n")
     render_text = "hostname leaf1\n!\nrouter bgp 65101\n   router-id 10.0.0.1\n!\nend\n"
-    out = candidate.eos_candidate(running, render_text)
+    out = eos_cand.eos_candidate(running, render_text)
     assert "router bfd" not in out and "load-balance" not in out
     assert "interface Management1" in out
-    nv = candidate.nvue_candidate(
+    nv = nvue_cand.nvue_candidate(
         [{"set": {"router": {"adaptive-routing": {"enable": "on"}, "ptp": {"enable": "on"}}}}],
         [{"set": {"router": {"bgp": {"enable": "on"}}}}])
     assert nv == [{"set": {"router": {"bgp": {"enable": "on"}, "ptp": {"enable": "on"}}}}]

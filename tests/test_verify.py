@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fabgen import qos
 from fabgen.intent.loader import load
+from fabgen.platforms.sonic import verify as sonic_verify
 from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.topology.build import build
 from fabgen.topology.index import FabricIndex
@@ -344,17 +345,17 @@ def test_parsers_read_sonic_utilities_layouts() -> None:
            "  Port Tx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
            "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
            "Ethernet0   1,210     211     212     213     214     215     216     217\n")
-    rx, tx = saved.parse_tables(pfc)
-    assert rx[0]["Port Rx"] == "Ethernet0" and saved.parse_number(rx[0]["PFC0"]) == 1200
-    assert saved.parse_number(rx[1]["PFC3"]) is None
-    assert saved.parse_number(tx[0]["PFC7"]) == 217
+    rx, tx = sonic_verify.parse_tables(pfc)
+    assert rx[0]["Port Rx"] == "Ethernet0" and sonic_verify.parse_number(rx[0]["PFC0"]) == 1200
+    assert sonic_verify.parse_number(rx[1]["PFC3"]) is None
+    assert sonic_verify.parse_number(tx[0]["PFC7"]) == 217
     wd = ("      QUEUE       STATUS    STORM DETECTED/RESTORED    TX OK/DROP    RX OK/DROP    "
           "TX LAST OK/DROP    RX LAST OK/DROP\n"
           "-----------  -----------  -------------------------  ------------  ------------  "
           "-----------------  -----------------\n"
           "Ethernet0:3      stormed                        1/0       100/300       100/300    "
           "          0/200              0/200\n")
-    (row,), = saved.parse_tables(wd)
+    (row,), = sonic_verify.parse_tables(wd)
     assert (row["QUEUE"], row["STATUS"], row["STORM DETECTED/RESTORED"]) == (
         "Ethernet0:3", "stormed", "1/0")
     lldp = ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
@@ -367,7 +368,7 @@ def test_parsers_read_sonic_utilities_layouts() -> None:
             "Ethernet4    spine-01                 etp1a                                \n"
             "--------------------------------------------------\n"
             "Total entries displayed:  2\n")
-    (first, second), = saved.parse_tables(lldp)
+    (first, second), = sonic_verify.parse_tables(lldp)
     assert first["RemotePortDescr"] == "Interface   8 as enp5s0f0"
     assert (second["RemoteDevice"], second["RemotePortID"], second["Capability"]) == (
         "spine-01", "etp1a", "")

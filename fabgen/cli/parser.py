@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 from fabgen import __version__, resources
 from fabgen.cli.console import EXIT_CODES, EXIT_USAGE
 from fabgen.cli.intent_commands import LOCAL_INTENT
+from fabgen.platforms.registry import push as push_platforms
 
 # Every example works as written, in this order, in an empty directory of a pipx install
 # (tests/test_cli_manners.py runs them): no path of fabgen's repository, only files they make.
@@ -281,7 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--accept-new-host-keys", action="store_true",
                    help="accept and record unknown host keys (changed keys are always refused)")
     p.add_argument("--audit", metavar="FILE", help="JSON-lines audit log")
-    p.add_argument("--sonic-apply", choices=("reload", "replace"), default="reload")
+    for push in push_platforms.all():  # each platform's own options: --<platform>-<name>
+        for option in push.options:
+            p.add_argument(f"--{push.facts.name}-{option.name}", choices=option.choices,
+                           default=option.default, help=option.help or None)
     p.add_argument("--username", help="login name (else FABGEN_USERNAME)")
     p.add_argument("--ssh-config", metavar="FILE")
     p.add_argument("--no-diff", action="store_true", help="do not print diffs")

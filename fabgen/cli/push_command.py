@@ -14,6 +14,14 @@ from fabgen.cli.console import (
 )
 
 
+def platform_options(args: argparse.Namespace) -> dict[str, dict[str, str]]:
+    """Each platform's `--<platform>-<name>` options as PushOptions takes them."""
+    from fabgen.platforms.registry import push as platforms
+
+    return {p.facts.name: {o.name: getattr(args, f"{p.facts.name}_{o.name}".replace("-", "_"))
+                           for o in p.options} for p in platforms.all() if p.options}
+
+
 def cmd_push(args: argparse.Namespace, console: Console) -> int:
     from fabgen import push
 
@@ -33,7 +41,8 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         canary=args.canary, batch_size=args.batch_size, confirm_timeout=args.confirm_timeout,
         known_hosts=Path(args.known_hosts) if args.known_hosts else None,
         accept_new_host_keys=args.accept_new_host_keys,
-        audit=Path(args.audit) if args.audit else None, sonic_apply=args.sonic_apply,
+        audit=Path(args.audit) if args.audit else None,
+        platform_options=platform_options(args),
         username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
         show_diff=not args.no_diff, strict=args.strict,
         max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout,

@@ -2,8 +2,8 @@
 
 Renders are compared file by file, one pair in memory at a time; equal files are recognised
 by their bytes (or git blob ids) without being parsed. A device that appears under another
-platform's directory is one platform change (`spine-01: sonic → nvue`), not its files removed
-and added.
+platform's directory is one platform change (`spine-01: <old> → <new>`), not its files
+removed and added.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from fabgen.diff import owned as own
-from fabgen.diff.kinds import BY_NAME, Kind, fmt_of, kind_of
+from fabgen.diff.backup import by_lines, by_sections
+from fabgen.diff.backup import sections as _sections
+from fabgen.diff.kind import Kind
+from fabgen.diff.kinds import BY_NAME, fmt_of, kind_of
 from fabgen.diff.model import (
     SPOOL_AT,
     CableCount,
@@ -27,12 +29,13 @@ from fabgen.diff.model import (
     Spool,
     Status,
 )
-from fabgen.diff.sections import diff_lines, diff_sections, parse_blocks, parse_config
+from fabgen.diff.sections import diff_lines, diff_sections
 from fabgen.diff.sources import DirSide, Side, open_side, same
 from fabgen.diff.structured import diff_values, parse_json, parse_yaml
 from fabgen.diff.tables import Row, csv_rows, diff_rows, json_cables
 from fabgen.natural import natural_key
 from fabgen.output import MANIFEST
+from fabgen.platforms.registry import push as platforms
 
 CABLING_JSON = "cabling/cabling.json"
 
@@ -40,7 +43,8 @@ CABLING_JSON = "cabling/cabling.json"
 def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
     """Compare two sides; by device when either is a directory of backups, else by path.
 
-    Against backups only what fabgen owns is compared (owned.py), unless `owned` is False.
+    Against backups only what fabgen owns is compared (each platform's rules), unless `owned`
+    is False.
     """
     old = open_side(old_spec)
     try:
@@ -58,10 +62,6 @@ def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
 
 
 # --- one file -----------------------------------------------------------------------------
-
-def _sections(kind: Kind, text: str) -> list[Any]:
-    return parse_blocks(text) if kind.parser == "blocks" else parse_config(text, kind.parser)
-
 
 def _docs(kind: Kind, text: str, where: str) -> Any:
     """A structured file's data: JSON's value, a YAML file's document (its list of documents
@@ -281,17 +281,13 @@ def _notes(old: Side, new: Side) -> list[str]:
 
 # --- backups, by device -------------------------------------------------------------------
 
-# File names a backup may give a device's config, by the kind of config they hold.
-KNOWN_NAMES = {"config_db.json": "sonic", "golden_config_db.json": "sonic-golden",
-               "frr.conf": "frr", "frr.expected.conf": "frr", "bgpd.conf": "frr",
-               "startup.yaml": "nvue", "running-config": "eos", "startup-config": "eos"}
+# File names a backup may give a device's config, by the kind of config they hold; how a
+# device's config of each kind is named when the device has several; the config each format
+# stands for when the render does not say (a device only one side has): each platform's.
+KNOWN_NAMES = platforms.backup_names()
 SUFFIXES = (".cfg", ".conf", ".json", ".yaml", ".yml", ".txt")
-# How a device's config of each kind is named when the device has several.
-CONFIG_NAMES = {"sonic": "config_db.json", "sonic-golden": "golden_config_db.json",
-                "frr": "frr.conf", "eos": "running-config",
-                "nvue": "startup.yaml"}
-# The config each format stands for when the render does not say (a device only one side has).
-DEFAULT_KIND = {"json": "sonic", "yaml": "nvue", "text": "eos"}
+CONFIG_NAMES = platforms.config_names()
+DEFAULT_KIND: dict[str, str] = dict(platforms.default_kinds().items())
 
 
 def _render_configs(side: Side) -> dict[str, dict[str, str]]:
@@ -346,27 +342,13 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
 
 def _owned(kind: Kind, backup: str, render: str, where: tuple[str, str], owned: bool,
            backup_is_old: bool) -> list[Change]:
-    """Compare a backup with a render file (or another backup) on what fabgen owns."""
-    old_where, new_where = where
+    """Compare a backup with a render file (or another backup) on what fabgen owns: the
+    platform's rule for the kind, else section by section or line by line."""
+    if kind.backup is not None:
+        return kind.backup(backup, render, where, owned, backup_is_old)
     if kind.style == "sections":
-        b, r = _sections(kind, backup), _sections(kind, render)
-        if owned:
-            b, r = own.owned_sections(b, r, kind.name)
-        return diff_sections(b, r) if backup_is_old else diff_sections(r, b)
-    bw, rw = (old_where, new_where) if backup_is_old else (new_where, old_where)
-    if kind.name == "sonic":
-        bj, rj = parse_json(backup, bw), parse_json(render, rw)
-        if owned:
-            bj, rj = own.owned_tables(bj, rj)
-        return diff_values(bj, rj, where=bw) if backup_is_old else diff_values(rj, bj, where=bw)
-    if kind.name == "nvue":
-        bs, rs = own.nvue_set(parse_yaml(backup, bw)), own.nvue_set(parse_yaml(render, rw))
-        if owned:
-            bs, rs = own.owned_nvue(bs, rs)
-        a, z = ([{"set": bs}], [{"set": rs}]) if backup_is_old else ([{"set": rs}], [{"set": bs}])
-        return diff_values(a, z)
-    old, new = (backup, render) if backup_is_old else (render, backup)
-    return diff_lines(old.splitlines(), new.splitlines())
+        return by_sections(kind, backup, render, None, backup_is_old)
+    return by_lines(backup, render, backup_is_old)
 
 
 def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:

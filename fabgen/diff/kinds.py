@@ -3,76 +3,19 @@
 A rendered file's kind is the first rule whose pattern matches its path (`*` is one path
 component; `plane<N>/` directories of multi-plane fabrics are ignored). Files no rule names
 fall to a generic rule by extension; tests/test_diff_kinds.py fails on any rendered file that
-does, so a new output gets its own rule here.
+does, so a new output gets its own rule here (a platform's device configs and day-two files:
+in its push face, fabgen/platforms/<os>/push/backup.py).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Literal
 
-from fabgen.diff.model import Style
-from fabgen.diff.sections import Locator, heading_locator, line_locator
-from fabgen.diff.tables import CABLES, RAILS, TableSpec
-
-Format = Literal["json", "yaml", "text"]
-# How a place in the file is printed: key paths with dots, SONiC's TABLE|key field, NVUE's
-# `set interface swp1 link mtu`, section paths, line numbers, row ids.
-AtStyle = Literal["dots", "sonic", "nvue", "sections", "lines", "table"]
-
-
-@dataclass(frozen=True, slots=True)
-class Kind:
-    name: str
-    patterns: tuple[str, ...]
-    style: Style
-    fmt: Format
-    what: str  # what the file is, for the README's table
-    at: AtStyle = "dots"
-    os: str | None = None  # the platform of the device the file configures
-    role: str | None = None  # the role of that device when the path says it (hosts)
-    device: bool = False  # the first `*` of the pattern names a device
-    table: TableSpec | None = None
-    locate: Locator = line_locator
-    # sections: "!" or "#" (indented config with that comment mark), "blocks" (ibnetdiscover)
-    parser: str = "!"
-    generic: bool = False  # a fallback: no rule names this file
-    # A device backup (Oxidized, RANCID: the running config) holds this file; when False, a
-    # backup that lacks it is no drift (SONiC's golden_config_db.json is read only by
-    # db_migrator, and `show runningconfiguration` does not print it).
-    backed_up: bool = True
-
-    def matches(self, parts: tuple[str, ...]) -> bool:
-        return any(_match(p, parts) for p in self.patterns)
-
-    def device_of(self, path: str) -> str | None:
-        if not self.device:
-            return None
-        parts = _parts(path)
-        for pattern in self.patterns:
-            pat = pattern.split("/")
-            if _match(pattern, parts):
-                i = next(i for i, p in enumerate(pat) if "*" in p)
-                return parts[i] if pat[i] == "*" else PurePosixPath(parts[i]).stem
-        return None
-
-
-def _parts(path: str) -> tuple[str, ...]:
-    return tuple(p for p in path.split("/") if not re.fullmatch(r"plane\d+", p))
-
-
-def _match(pattern: str, parts: tuple[str, ...]) -> bool:
-    pat = pattern.split("/")
-    return len(pat) == len(parts) and all(fnmatch.fnmatchcase(x, p)
-                                          for x, p in zip(parts, pat, strict=True))
-
-
-def _k(name: str, patterns: str, style: Style, fmt: Format, what: str, **kw: object) -> Kind:
-    return Kind(name, tuple(patterns.split()), style, fmt, what, **kw)  # type: ignore[arg-type]
-
+from fabgen.diff.kind import Format, Kind, path_parts
+from fabgen.diff.kind import kind as _k
+from fabgen.diff.sections import heading_locator
+from fabgen.diff.tables import CABLES, RAILS
+from fabgen.platforms.registry import push as platforms
 
 # In order: the first match wins.
 KINDS: tuple[Kind, ...] = (
@@ -101,21 +44,7 @@ KINDS: tuple[Kind, ...] = (
     _k("node-name-map", "bringup/infiniband/node-name-map infiniband/node-name-map "
        "infiniband/*/ib-node-name-map infiniband/storage/*/ib-node-name-map",
        "lines", "text", "InfiniBand node-name maps, line by line", at="lines"),
-    _k("sonic", "sonic/*/config_db.json", "keys", "json",
-       "SONiC config_db.json by table, key and field "
-       "(`WRED_PROFILE|ROCE_LOSSLESS.green_min_threshold`)", at="sonic", os="sonic", device=True),
-    _k("sonic-golden", "sonic/*/golden_config_db.json", "keys", "json",
-       "SONiC golden_config_db.json (what db_migrator keeps) by table, key and field",
-       at="sonic", os="sonic", device=True, backed_up=False),
-    _k("frr", "sonic/*/frr.conf sonic/*/frr.expected.conf", "sections", "text",
-       "FRR config by section (`router bgp 65000 > bgp router-id`)",
-       at="sections", os="sonic", device=True),
-    _k("eos", "eos/*.cfg", "sections", "text",
-       "Arista EOS config by section (`interface Ethernet1/1 > uc-tx-queue 3`)",
-       at="sections", os="eos", device=True),
-    _k("nvue", "nvue/*/startup.yaml", "keys", "yaml",
-       "NVUE startup.yaml by `nv set` path (`set interface swp1s0 link mtu`)",
-       at="nvue", os="nvue", device=True),
+    *platforms.kinds(),
     _k("host-env", "hosts/*.env", "lines", "text", "each host's env file, line by line",
        at="lines", role="host", device=True),
     _k("host-scripts", "hosts/*.sh hosts/*.service", "lines", "text",
@@ -151,7 +80,7 @@ KINDS: tuple[Kind, ...] = (
        "exporter settings and processors, line by line", at="lines"),
     _k("verify-script", "verify/*.sh", "lines", "text", "collection scripts, line by line",
        at="lines"),
-    _k("anta", "verify/*.yaml", "keys", "yaml", "the ANTA catalog and inventory, key by key"),
+    *platforms.day_two_kinds(),
 )
 
 GENERIC: dict[Format, Kind] = {
@@ -169,7 +98,7 @@ def fmt_of(path: str) -> Format:
 
 
 def kind_of(path: str) -> Kind:
-    parts = _parts(path)
+    parts = path_parts(path)
     for kind in KINDS:
         if kind.matches(parts):
             return kind

@@ -20,10 +20,10 @@ def format_at(kind: str, at: tuple[str, ...]) -> str:
     style = BY_NAME[kind].at
     if not at:
         return "(top level)" if style in ("sections", "lines") else "(whole file)"
-    if style == "sonic" and len(at) >= 2:
+    if style == "table-key" and len(at) >= 2:
         return f"{at[0]}|{at[1]}" + "".join(_dotted(at[2:]))
-    if style == "nvue":
-        # `nv set` paths: the list items of startup.yaml (`- set:`) are not part of them.
+    if style == "set-path":
+        # `set` paths: the list items of the file (`- set:`) are not part of them.
         return " ".join(p for p in at if not p.startswith("["))
     if style == "sections":
         return " > ".join(at)

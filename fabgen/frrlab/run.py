@@ -17,7 +17,7 @@ from fabgen.frrlab.lab import (
 from fabgen.frrlab.model import Lab
 from fabgen.frrlab.netns import LabError
 from fabgen.platforms.sonic import checks as sonic_checks
-from fabgen.targets import sonic
+from fabgen.platforms.sonic import target as sonic
 from fabgen.targets.base import RenderContext
 
 __all__ = ["from_context", "run_lab"]

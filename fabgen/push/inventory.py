@@ -27,20 +27,16 @@ from fabgen.errors import Diagnostic, FabgenError
 from fabgen.intent import yaml_tree
 from fabgen.intent.yaml_tree import Map
 from fabgen.output import MANIFEST
+from fabgen.platforms.registry import push as platforms
 from fabgen.suggest import close_matches
 from fabgen.topology.model import Fabric, Switch
 
-# Where each platform's rendered config lives in a render directory (the targets' layout).
-CONFIG_PATHS: dict[str, str] = {
-    "sonic": "sonic/{name}/config_db.json",
-    "eos": "eos/{name}.cfg",
-    "nvue": "nvue/{name}/startup.yaml",
-}
+# Where each platform's rendered config lives in a render directory (the targets' layout), and
+# the files pushed with it: each platform's push face.
+CONFIG_PATHS: dict[str, str] = {p.facts.name: p.config_path for p in platforms.all()}
 PUSHABLE = tuple(CONFIG_PATHS)
-# Files pushed with the config: SONiC's golden_config_db.json (db_migrator keeps the routing
-# mode with it).
-EXTRA_PATHS: dict[str, dict[str, str]] = {
-    "sonic": {"golden": "sonic/{name}/golden_config_db.json"}}
+EXTRA_PATHS: dict[str, dict[str, str]] = {p.facts.name: dict(p.extra_paths)
+                                          for p in platforms.all()}
 
 
 @dataclass(frozen=True, slots=True)

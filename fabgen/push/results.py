@@ -70,7 +70,11 @@ class DeviceReport:
     error_kind: ErrorKind | None = None
     error: str = ""
     config_sha256: str = ""  # the rendered file pushed
-    golden_sha256: str = ""  # SONiC: the rendered golden_config_db.json pushed with it
+    # The rendered files pushed with the config, by name (a platform's `extra_paths`), and
+    # every registered platform's names: the JSON holds `<name>_sha256` for each, null where
+    # the device had none.
+    extra_sha256: dict[str, str] = field(default_factory=dict)
+    extra_names: tuple[str, ...] = ()
     before_sha256: str = ""  # the device's running config before and after
     after_sha256: str = ""
     rolled_back: bool = False  # fabgen rolled this device back (its batch failed)
@@ -106,7 +110,8 @@ class DeviceReport:
             "diff_source": self.diff_source, "batch": self.batch, "status": self.status,
             "changed": self.changed, "failed": self.failed, "error_kind": self.error_kind,
             "error": self.error, "diff": self.diff, "diff_added": plus, "diff_removed": minus,
-            "config_sha256": self.config_sha256, "golden_sha256": self.golden_sha256 or None,
+            "config_sha256": self.config_sha256,
+            **{f"{n}_sha256": self.extra_sha256.get(n) for n in self.extra_names},
             "before_sha256": self.before_sha256,
             "after_sha256": self.after_sha256, "rolled_back": self.rolled_back,
             "rollback_failed": self.rollback_failed, "notes": self.notes,

@@ -12,7 +12,7 @@ the runner decides from those reports, never from Nornir's failed-host set.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,10 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.task import Result, Task
 from nornir.plugins.runners import ThreadedRunner
 
+from fabgen.platforms.registry import push as platforms
 from fabgen.push import hostkeys
 from fabgen.push.credentials import Credentials
-from fabgen.push.drivers import DRIVERS, Driver, Render, SonicDriver
+from fabgen.push.drivers.base import Driver, Render
 from fabgen.push.inventory import Device
 from fabgen.push.results import DeviceError, DeviceReport, Step
 
@@ -42,7 +43,7 @@ class RunSettings:
     confirm_timeout: int
     known_hosts: Path
     accept_new_host_keys: bool
-    sonic_apply: str
+    platform_options: Mapping[str, Mapping[str, str]]  # each platform's push options
     ssh_config: Path | None
     health_timeout: float = 60.0  # 0: no BGP health check before confirming
 
@@ -106,7 +107,7 @@ def build_nornir(devices: Iterable[Device], creds: dict[str, Credentials],
     hosts = Hosts()
     for dev in devices:
         assert dev.address is not None
-        driver = DRIVERS[dev.platform]
+        driver = platforms.get(dev.platform).driver
         extras: dict[str, Any]
         if driver.connection == "napalm":
             extras = {"timeout": int(settings.timeout), "optional_args": {
@@ -150,17 +151,13 @@ def _connect(task: Task, ctx: RunContext) -> Driver:
         return Step("host-key", detail=f"host key {done}")
 
     _step(rep, "host-key", hostkey)
-    cls = DRIVERS[dev.platform]
+    face = platforms.get(dev.platform)
 
     def login() -> Step:
-        conn = task.host.get_connection(cls.connection, task.nornir.config)
+        conn = task.host.get_connection(face.driver.connection, task.nornir.config)
         host = dev.address.host  # type: ignore[union-attr]
-        if cls is SonicDriver:
-            driver: Driver = SonicDriver(conn, s.run_id, s.timeout, s.apply_timeout,
-                                         apply=s.sonic_apply, host=host)
-        else:
-            driver = cls(conn, s.run_id, s.timeout, s.apply_timeout, host=host)
-        ctx.drivers[dev.name] = driver
+        ctx.drivers[dev.name] = face.connect(conn, s.run_id, s.timeout, s.apply_timeout, host,
+                                             s.platform_options.get(dev.platform, {}))
         return Step("connect")
 
     _step(rep, "connect", login)

@@ -1,15 +1,10 @@
 """Alerts target: `telemetry/prometheus-rules.yaml`, Prometheus alerting rules for a lossless
 fabric, over the series the telemetry target's collectors produce.
 
-One rule group per platform the fabric uses. Every threshold comes from the intent's
-`monitoring` section or from the plan (the lossless priority and queue, the planned link
-speeds); every metric name is one a real exporter produces, cited in `SIGNALS` below:
-  SONiC  gnmic + sonic-gnmi COUNTERS_DB/APPL_DB/STATE_DB (telemetry.sonic_gnmic): the SAI
-         counter names of sonic-swss (SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...).
-  EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic), BFD session state included.
-  NVUE   Cumulus Linux 5.12 OpenTelemetry export through an OTel collector (metric names from
-         the "Open Telemetry Export" page's tables; `device` is the static label each NVUE
-         switch's startup.yaml sets).
+One rule group per platform the fabric uses (its `Signals`, in output order). Every threshold
+comes from the intent's `monitoring` section or from the plan (the lossless priority and queue,
+the planned link speeds); every metric name is one a real exporter produces, cited in each
+platform's alerts module (fabgen/platforms/<os>/alerts.py) beside the series it names.
   InfiniBand  treydock/infiniband_exporter 0.10 (collectors/switch.go, hca.go): counters are
          labelled by GUID and port; the switch and HCA names of the node-name-map come from
          infiniband_switch_info / infiniband_hca_info and are joined onto every alert.
@@ -19,9 +14,6 @@ The rules are checked with `promtool check rules` and unit-tested with `promtool
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
-from fractions import Fraction
 from functools import partial
 from typing import Any
 
@@ -29,14 +21,24 @@ import yaml
 
 from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
+from fabgen.platforms.contract.outputs import Signals
+from fabgen.platforms.registry import outputs as platforms
 from fabgen.qos import QosPlan
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.targets.pfc_rates import (
+    PAUSE_QUANTUM_BITS,
+    PFC_MAX_QUANTA,
+    PlannedSpeeds,
+    continuous_pause_pps,
+    pfc_thresholds,
+    planned_speeds,
+    thresholds,
+)
 
 __all__ = [
     "PAUSE_QUANTUM_BITS",
     "PFC_MAX_QUANTA",
     "RULES",
-    "SIGNALS",
     "TARGET",
     "AlertsTarget",
     "Signals",
@@ -46,87 +48,6 @@ __all__ = [
 ]
 
 RULES = "telemetry/prometheus-rules.yaml"
-# IEEE 802.1Qbb: a PFC frame pauses a priority for up to 0xFFFF quanta of 512 bit times, so a
-# link held paused without a gap needs at least speed / (65535 x 512) frames per second.
-PFC_MAX_QUANTA = 0xFFFF
-PAUSE_QUANTUM_BITS = 512
-
-
-@dataclass(frozen=True, slots=True)
-class Signals:
-    """What one platform's collector calls each thing the alerts look at (PromQL selectors,
-    with `{q}` for the lossless queue / priority and `{f}` for the fabric selector)."""
-
-    platform: str
-    device: str  # label naming the switch
-    port: str  # label naming the interface
-    pfc_rx: str  # counter: PFC frames received on the lossless priority
-    pfc_tx: str  # counter: PFC frames sent on the lossless priority
-    watchdog: str | None  # counter: PFC watchdog storms detected
-    ecn_other: str | None  # counter: ECN-marked packets on queues other than the lossless one
-    lossless_drops: str | None  # counter: packets dropped by the lossless queue
-    bgp_up: str | None  # gauge: 1 while the session is Established
-    bgp_flaps: str | None  # counter: transitions into Established (NVUE has no state number)
-    bgp_peer: str  # label naming the BGP neighbour
-    bfd_up: str | None  # gauge: 1 while the BFD session is up (None: not exported)
-    oper_up: str  # gauge: 1 while the port is up
-    carrier: str | None  # counter of carrier transitions (None: count changes of oper_up)
-    speed: str  # gauge: the port's speed
-    speed_per_gbps: int  # `speed` units in one Gb/s
-
-
-SIGNALS: dict[str, Signals] = {
-    "sonic": Signals(
-        platform="sonic", device="source", port="interface",
-        pfc_rx="sonic_port_SAI_PORT_STAT_PFC_{q}_RX_PKTS{f}",
-        pfc_tx="sonic_port_SAI_PORT_STAT_PFC_{q}_TX_PKTS{f}",
-        # pfcwdorch's own counters in the watched queue's COUNTERS hash (the queue path).
-        watchdog="sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED{f}",
-        ecn_other='sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS{f, queue!="{q}"}',
-        lossless_drops='sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS{f, queue="{q}"}',
-        bgp_up="sonic_bgp_established{f}", bgp_flaps=None, bgp_peer="neighbor",
-        # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
-        # holds only sessions created through APPL_DB for hardware offload (sonic-swss
-        # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
-        # BGP config does not ask for. `fabgen verify` reads `show bfd peers json` instead.
-        bfd_up=None,
-        # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
-        # falls back to counting changes of the sampled oper state.
-        oper_up="sonic_port_state_oper_up{f}", carrier="sonic_port_state_flap_count{f}",
-        # STATE_DB PORT_TABLE speed: the speed the link came up at, Mb/s (APPL_DB's is the
-        # configured speed, which cannot differ from the plan's).
-        speed="sonic_port_oper_speed{f}", speed_per_gbps=1000),
-    "eos": Signals(
-        platform="eos", device="source", port="interface_name",
-        pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
-        pfc_tx='eos_pfc_out_frames{f, priority_index="{q}"}',
-        watchdog="eos_pfcwd_stuck_count{f}",
-        # EOS names queues by their number, possibly with a type prefix (UC3): match the digit.
-        ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
-        lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
-        bgp_up="eos_bgp_session_state{f}", bgp_flaps=None, bgp_peer="neighbor",
-        bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
-        oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
-        speed="eos_intf_port_speed{f}", speed_per_gbps=1000),
-    "nvue": Signals(
-        platform="nvue", device="device", port="interface",
-        # Only the lossless priority's switch-priority counters are enabled (nvue_telemetry).
-        pfc_rx="nvswitch_interface_sp_rx_pause{f}",
-        pfc_tx="nvswitch_interface_sp_tx_pause{f}",
-        watchdog=None,  # Cumulus 5.12 exports no PFC watchdog counter over OTLP
-        # The traffic-class attribute is `tc` in the documented histogram samples; the
-        # interface_tc tables document no attribute name, so this assumes the same one.
-        ecn_other='nvswitch_interface_tc_tx_ecn_marked_tc{f, tc!="{q}"}',
-        lossless_drops='nvswitch_interface_tc_tx_no_buffer_discard_uc{f, tc="{q}"}',
-        bgp_up=None,  # nvswitch_routing_bgp_peer_state's value encoding is not documented
-        bgp_flaps="nvswitch_routing_bgp_peer_fsm_established_transitions{f}", bgp_peer="peer",
-        # Cumulus 5.12's OTLP router statistics are BGP peer and RIB metrics only ("Router
-        # Statistic Format"): no BFD session state is exported.
-        bfd_up=None,
-        oper_up="nvswitch_interface_oper_state{f}",  # bitmap: Up = 1
-        carrier="nvswitch_interface_carrier_changes_total{f}",
-        speed="nvswitch_interface_oper_aggregate_speed{f}", speed_per_gbps=1_000_000_000),
-}
 
 
 class AlertsTarget:
@@ -149,62 +70,21 @@ class AlertsTarget:
 TARGET = AlertsTarget()
 
 
-def continuous_pause_pps(speed_gbps: int) -> int:
-    """PFC frames per second that keep a link of this speed paused without a gap (rounded
-    down): speed / (65535 quanta x 512 bit times). 11,921/s at 400G."""
-    return int(Fraction(speed_gbps * 10**9, PFC_MAX_QUANTA * PAUSE_QUANTUM_BITS))
-
-
-def pfc_thresholds(ctx: RenderContext) -> tuple[int, int]:
-    """(storm, pause-rate) frames per second the rules of this RoCE fabric use: the ANTA
-    catalog's PFC budget is the pause rate over monitoring.verify_window_s."""
-    planned = {platform: speeds for platform in ("sonic", "eos", "nvue")
-               if (speeds := _planned_speeds(ctx, platform))}
-    return _thresholds(planned, ctx.intent.monitoring)
-
-
 def rules_data(ctx: RenderContext) -> dict[str, Any]:
     mon = ctx.intent.monitoring
     if ctx.fabric.transport == "infiniband":
         return {"groups": [_infiniband_group(ctx.fabric.name, mon)]}
     if ctx.qos is None:
         raise ValueError("the alerts target needs the QoS plan of a RoCE fabric")
-    planned = {platform: speeds for platform in ("sonic", "eos", "nvue")
-               if (speeds := _planned_speeds(ctx, platform))}
-    thresholds = _thresholds(planned, mon)
+    planned = {platform: speeds for platform in platforms.names()
+               if (speeds := planned_speeds(ctx, platform))}
+    limits = thresholds(planned, mon)
     bfd = underlay.plan(ctx.intent).bfd is not None
-    groups = [_switch_group(ctx.fabric.name, SIGNALS[platform], speeds, ctx.qos, mon,
-                            thresholds, bfd) for platform, speeds in planned.items()]
+    groups = [_switch_group(ctx.fabric.name, signals, speeds, ctx.qos, mon, limits, bfd)
+              for platform, speeds in planned.items()
+              if (signals := platforms.get(platform).signals) is not None]
     groups.append(_host_group(ctx.fabric.name))
     return {"groups": groups}
-
-
-# Planned port speed (Gb/s) -> switch -> its ports at that speed, in port order; where one
-# speed covers every port (the usual fabric) the ports are not listed.
-PlannedSpeeds = dict[int, dict[str, list[str]]]
-
-
-def _planned_speeds(ctx: RenderContext, platform: str) -> PlannedSpeeds:
-    """The cabled ports of the platform's switches by planned speed (empty: no such switch).
-    A pass over their cables; the ports are named only when there is more than one speed."""
-    switches = [s for s in ctx.fabric.switches if s.platform == platform]
-    speeds = {link.speed_gbps for s in switches for link in ctx.index.links(s.name)}
-    if len(speeds) <= 1:
-        return {speed: {} for speed in speeds}
-    by_speed: PlannedSpeeds = defaultdict(lambda: defaultdict(list))
-    for sw in switches:
-        for p in ctx.index.ports(sw):
-            by_speed[p.link.speed_gbps][sw.name].append(p.name)
-    return by_speed
-
-
-def _thresholds(planned: dict[str, PlannedSpeeds], mon: MonitoringSpec) -> tuple[int, int]:
-    """(storm, pause-rate) frames per second: the intent's, or derived from the fabric's slowest
-    planned link (the lowest rate that holds a link paused, so no link's storm goes unseen)."""
-    slowest = min(speed for speeds in planned.values() for speed in speeds)
-    storm = mon.pfc_storm_pps or continuous_pause_pps(slowest)
-    pause = mon.pause_rate_pps or max(1, storm // 10)
-    return storm, pause
 
 
 def _make_rule(alert: str, expr: str, for_s: int, severity: str, fabric: str, summary: str,
@@ -225,9 +105,9 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
                   bfd: bool = True) -> dict[str, Any]:
     q = str(plan.rdma.queue)
     prio = str(plan.rdma.priority)
-    # gnmic labels its series with the fabric (target event-tags); NVUE's OTLP carries only the
-    # device label, so its series are not narrowed.
-    f = f'fabric="{fabric}"' if sig.platform in ("sonic", "eos") else ""
+    # A collector that tags its series with the fabric (gnmic's target event-tags) narrows
+    # them to this fabric; one that carries only a device label is not narrowed.
+    f = f'fabric="{fabric}"' if sig.fabric_label else ""
 
     def sel(template: str, index: str = q) -> str:
         text = template.replace("{q}", index)
@@ -275,7 +155,7 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
         rules.append(_rule(
             "EcnMarksOnNonRoceQueue", f"increase({sel(sig.ecn_other)}[5m]) > 0", 0, "warning",
             fabric, f"ECN marks outside the RoCE queue on {where} (queue "
-            f"{{{{ $labels.{_queue_label(sig)} }}}})",
+            f"{{{{ $labels.{sig.queue_label} }}}})",
             f"Packets were ECN-marked on a queue other than the lossless RoCE queue {q}. The "
             "plan enables ECN on that queue only, so a switch marking elsewhere runs a QoS "
             "config that differs from the plan (fabgen diff against the render shows how)."))
@@ -324,8 +204,8 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
     flaps = f"changes({sel(sig.oper_up)}[{window}s]) > {mon.link_flaps}"
     if sig.carrier is not None:
         counted = f"increase({sel(sig.carrier)}[{window}s]) > {mon.link_flaps}"
-        # SONiC's counter exists from 202405 on: where it does it decides, elsewhere the state.
-        flaps = counted if sig.platform != "sonic" else (
+        # A counter some releases lack: where it exists it decides, elsewhere the state.
+        flaps = counted if not sig.carrier_optional else (
             f"{counted} or ({flaps} unless on({sig.device}, {sig.port}) "
             f"{sel(sig.carrier)})")
     rules.append(_rule(
@@ -338,10 +218,6 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
 
 def _planned(speeds: PlannedSpeeds) -> str:
     return " or ".join(f"{s}G" for s in sorted(speeds))
-
-
-def _queue_label(sig: Signals) -> str:
-    return {"sonic": "queue", "eos": "queue_name", "nvue": "tc"}[sig.platform]
 
 
 def _speed_expr(sig: Signals, by_speed: PlannedSpeeds, sel: Any) -> str:

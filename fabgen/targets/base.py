@@ -55,6 +55,10 @@ class RenderContext:
         return value
 
 
+class UnsupportedPlan(ValueError):
+    """The plan asks for something a platform cannot express; the message names the target."""
+
+
 class Target(Protocol):
     """One output family (cabling, report, sonic, ...): returns {relative path: text}."""
 

@@ -4,49 +4,11 @@ them (the verification pack, the telemetry collectors and the alerting rules).""
 from __future__ import annotations
 
 from fabgen import underlay
+from fabgen.platforms.registry import outputs as platforms
 from fabgen.targets.alerts import RULES, continuous_pause_pps
 from fabgen.targets.base import RenderContext
-from fabgen.targets.telemetry import GNMIC_EOS, GNMIC_SONIC, OTEL_COLLECTOR, PROMETHEUS_PORTS
 
 __all__ = ["howto_markdown"]
-
-# Where the SONiC runbook puts the gNMI server's certificate, key and CA (any path works; these
-# are the file names sonic-mgmt's telemetry tests use, /etc/sonic/telemetry/).
-SONIC_CERT_DIR = "/etc/sonic/telemetry"
-
-
-def _gnmi_setup(ctx: RenderContext) -> list[str]:
-    """How to make each switch's gNMI server reachable by the collector, with TLS."""
-    mon = ctx.intent.monitoring
-    platforms = {s.platform for s in ctx.fabric.switches}
-    out = []
-    if "sonic" in platforms:
-        d = SONIC_CERT_DIR
-        out.append(
-            "- SONiC gNMI: without certificates sonic-gnmi listens on 127.0.0.1 only "
-            "(`--noTLS --bind_address 127.0.0.1`, sonic-buildimage "
-            "dockers/docker-sonic-gnmi/gnmi-native.sh), so gnmic cannot reach it. On each "
-            f"switch put its certificate, key and the CA in `{d}/` and run "
-            f"`sonic-db-cli CONFIG_DB hset 'GNMI|certs' server_crt {d}/server.crt server_key "
-            f"{d}/server.key ca_crt {d}/ca.crt`, `sonic-db-cli CONFIG_DB hset 'GNMI|gnmi' "
-            f"port {mon.gnmi_port} client_auth true user_auth cert`, `sonic-db-cli CONFIG_DB "
-            "hset 'GNMI_CLIENT_CERT|<collector CN>' role@ gnmi_readonly`, `config save -y`, "
-            "`systemctl restart gnmi` (releases with the older `telemetry` container: the "
-            "`TELEMETRY|certs` / `TELEMETRY|gnmi` keys and `systemctl restart telemetry`). "
-            "`fabgen push` keeps these tables. On the collector: GNMIC_TLS_CA, GNMIC_TLS_CERT, "
-            "GNMIC_TLS_KEY (the client certificate whose CN you listed).")
-    if "eos" in platforms:
-        tls = (f"TLS from SSL profile `{mon.eos_gnmi_ssl_profile}` (create it under "
-               "`management security` with the switch's certificate; `fabgen push` keeps "
-               "that section); on the collector GNMIC_TLS_CA"
-               if mon.eos_gnmi_ssl_profile else
-               "no TLS (monitoring.eos_gnmi_ssl_profile is not set: the password crosses the "
-               "network in clear text)")
-        out.append(
-            f"- EOS gNMI: the config enables `management api gnmi` / `transport grpc` on port "
-            f"{mon.eos_gnmi_port}" + (f" in VRF {mon.eos_gnmi_vrf}" if mon.eos_gnmi_vrf else "")
-            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD (an EOS account).")
-    return out
 
 
 def howto_markdown(ctx: RenderContext) -> str:
@@ -69,54 +31,34 @@ def howto_markdown(ctx: RenderContext) -> str:
             f"{mon.ib_xmit_wait_per_s:,} ticks/s). Check with `promtool check rules {RULES}`.",
         ]
         return "\n".join(lines)
-    platforms = {s.platform for s in fabric.switches}
+    used = {s.platform for s in fabric.switches}
+    present = [o for o in platforms.all() if o.facts.name in used]
     bfd = underlay.plan(ctx.intent).bfd is not None
     lines.append("After the push, before the first job:")
     lines.append("")
-    if platforms & {"sonic", "nvue"}:
-        names = " and ".join(f"`verify/collect-{p}.sh`" for p in ("sonic", "nvue")
-                             if p in platforms)
-        title = " / ".join(t for p, t in (("sonic", "SONiC"), ("nvue", "Cumulus"))
-                           if p in platforms)
+    verified = [o for o in present if o.saved]
+    if verified:
+        names = " and ".join(f"`verify/collect-{o.facts.name}.sh`" for o in verified)
+        title = " / ".join(o.facts.short for o in verified)
+        extra = "".join(dict.fromkeys(o.verify_extra for o in verified))
         lines.append(f"- {title}: run {names} on each switch, gather the `saved/<switch>/`"
                      " directories and run `fabgen verify INTENT saved/`: every port up at its "
                      "planned speed and MTU, every LLDP neighbour as cabled, every BGP session "
                      "Established" + (", every BFD session up with the planned timers"
                                       if bfd else "")
-                     + (", PFC counters and the PFC watchdog as planned"
-                        if "sonic" in platforms else "")
-                     + "; exit 1 with one line per mismatch (`--json` for CI).")
-    if "eos" in platforms:
-        lines.append("- EOS: `bash verify/anta-check.sh verify/anta-inventory.yaml [traffic "
-                     "command]` (each switch reached at its name: resolve it or put its "
-                     "management address in the inventory): clears the counters (`anta exec "
-                     "clear-counters`), runs your RoCE traffic test or waits "
-                     f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
-                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "
-                     "lossless queue, PFC frames within the `PfcPauseRate` budget of the window"
-                     + (", ECN marks within monitoring.verify_ecn_marks_max"
-                        if mon.verify_ecn_marks_max is not None else "")
-                     + ", watchdog and ECN-counting settings.")
+                     + extra + "; exit 1 with one line per mismatch (`--json` for CI).")
+    lines += [line for o in present if (line := o.post_deploy_howto(ctx, bfd)) is not None]
     lines += ["", "While jobs run:", ""]
-    collectors = []
-    if "sonic" in platforms:
-        collectors.append(f"`gnmic --config {GNMIC_SONIC} subscribe` (Prometheus on "
-                          f":{PROMETHEUS_PORTS['sonic']})")
-    if "eos" in platforms:
-        collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
-    gnmi_setup = _gnmi_setup(ctx) if platforms & {"sonic", "eos"} else []
-    if "nvue" in platforms:
-        # The OTLP export is part of each NVUE switch's startup.yaml (`system telemetry`).
-        where = (f"to `{mon.otlp_destination}`" if mon.otlp_destination else
-                 "with no collector named (monitoring.otlp_destination is not set: add it with "
-                 "`nv set system telemetry export otlp grpc destination <collector>`)")
-        collectors.append(f"each NVUE switch's startup.yaml exports OpenTelemetry {where}; "
-                          f"run an OpenTelemetry collector with `{OTEL_COLLECTOR}` "
-                          f"(:{PROMETHEUS_PORTS['nvue']})")
+    collectors = [c for o in present if (c := o.collector_howto(ctx)) is not None]
+    setup = [line for o in present for line in o.telemetry_setup(ctx)]
     lines.append("- Telemetry: " + "; ".join(collectors) + ". PFC pause frames per priority, "
                  "ECN marks and drops per queue, buffer watermarks, PFC watchdog events, "
                  "link state and speed, BGP state.")
-    lines += gnmi_setup
+    lines += setup
+    # BFD alerts where a collector exports the session state; where none does, the sentence
+    # names every platform without it.
+    bfd_alerted = [o for o in present if o.signals is not None and o.signals.bfd_up]
+    gaps = [o for o in platforms.all() if o.bfd_telemetry_gap]
     slowest = min(link.speed_gbps for link in fabric.links)
     storm = mon.pfc_storm_pps or continuous_pause_pps(slowest)
     lines.append(f"- Alerts: load `{RULES}` into Prometheus. A PFC storm is more than "
@@ -124,14 +66,14 @@ def howto_markdown(ctx: RenderContext) -> str:
                  + ("" if mon.pfc_storm_pps else
                     f" (the rate that keeps a {slowest}G link paused)")
                  + f"; a BGP session down for {mon.bgp_down_for_s} s"
-                 + (" (on EOS also a BFD session down as long)"
-                    if bfd and "eos" in platforms else "")
+                 + (f" (on {' and '.join(o.facts.short for o in bfd_alerted)} also a BFD "
+                    "session down as long)" if bfd and bfd_alerted else "")
                  + ", a port up at the wrong "
                  f"speed or flapping more than {mon.link_flaps} times in "
                  f"{mon.link_flap_window_s} s also alert. Thresholds: the intent's "
                  "`monitoring` section."
-                 + (" SONiC and Cumulus stream no BFD session state (FRR's bfdd sessions are "
-                    "in no SONiC database; Cumulus 5.12's OpenTelemetry export has no BFD "
-                    "metric): `fabgen verify` checks their BFD sessions."
-                    if bfd and platforms & {"sonic", "nvue"} else ""))
+                 + (f" {' and '.join(o.facts.short for o in gaps)} stream no BFD session "
+                    f"state ({'; '.join(str(o.bfd_telemetry_gap) for o in gaps)}): `fabgen "
+                    "verify` checks their BFD sessions."
+                    if bfd and any(o.bfd_telemetry_gap for o in present) else ""))
     return "\n".join(lines)

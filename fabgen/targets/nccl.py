@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from fabgen import templating, underlay
 from fabgen.catalog import nodes
+from fabgen.platforms.registry import facts as registry
 from fabgen.targets import ib_hosts, nic
 from fabgen.targets.base import Artifacts, RenderContext
 
@@ -290,18 +291,19 @@ def entries(ctx: RenderContext) -> list[Entry]:
 def _roce_adaptive_routing(ctx: RenderContext) -> Entry:
     """NCCL_IB_ADAPTIVE_ROUTING for RoCE, from the fabric's load balancing (underlay plan).
 
-    Per-packet adaptive routing (Cumulus) can deliver a message's packets out of order; with
-    the variable set NCCL sends the data as an RDMA write and signals it with a separate write
-    with immediate (nccl src/transport/net_ib/p2p.cc:132). EOS dynamic load balancing moves
-    flowlets, whose packets stay in order, and hashing never reorders: NCCL's RoCE default.
+    Per-packet adaptive routing (a platform whose facts say `adaptive_reorders`) can deliver a
+    message's packets out of order; with the variable set NCCL sends the data as an RDMA write
+    and signals it with a separate write with immediate (nccl
+    src/transport/net_ib/p2p.cc:132). Flowlet load balancing keeps a flow's packets in order,
+    and hashing never reorders: NCCL's RoCE default.
     """
     lb = underlay.plan(ctx.intent).load_balancing
-    per_packet = lb.mode == "adaptive" and any(
-        s.platform == "nvue" for s in ctx.fabric.switches)
-    if per_packet:
+    used = {s.platform for s in ctx.fabric.switches}
+    per_packet = [f.short for f in registry.all() if f.name in used and f.adaptive_reorders]
+    if lb.mode == "adaptive" and per_packet:
         return Entry("NCCL_IB_ADAPTIVE_ROUTING", "1",
-                     "the Cumulus switches route adaptively per packet (load_balancing.mode), "
-                     "so a message's packets may arrive out of order")
+                     f"the {' and '.join(per_packet)} switches route adaptively per packet "
+                     "(load_balancing.mode), so a message's packets may arrive out of order")
     how = ("moves flowlets, which keep their order" if lb.mode == "adaptive"
            else "spreads flows by ECMP hashing")
     return Entry("NCCL_IB_ADAPTIVE_ROUTING", "0",

@@ -318,10 +318,12 @@ class ReportTarget:
 
         context["placement"] = placement.report_section(ctx)
         # Every warning the render printed, as on the terminal (the plan's are the intent's),
-        # then what the SONiC configs cannot make whole (render facts, not intent warnings).
-        from fabgen.targets import sonic
+        # then what each platform's configs cannot make whole (render facts, not intent
+        # warnings).
+        from fabgen.platforms.registry import outputs as platforms
 
-        notes = sonic.report_notes(ctx) if sonic.TARGET.applies(ctx) else []
+        notes = [note for o in platforms.all() if o.target.applies(ctx)
+                 for note in o.report_notes(ctx)]
         context["warnings"] = [*ctx.warnings, *notes]
         context["provenance"] = provenance(ctx.intent_sha256)
         return {

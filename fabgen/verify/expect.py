@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from fabgen.platforms.registry import facts as registry
 from fabgen.qos import QosPlan
-from fabgen.targets import sonic
 from fabgen.topology.index import FabricIndex
 from fabgen.topology.model import Switch
 
@@ -44,7 +44,7 @@ class ExpectedSession:
 @dataclass(frozen=True, slots=True)
 class ExpectedSwitch:
     name: str
-    platform: str  # sonic | nvue | eos
+    platform: str  # a registered platform's name
     role: str
     mtu: int
     ports: tuple[ExpectedPort, ...]  # in port order
@@ -52,28 +52,21 @@ class ExpectedSwitch:
 
 
 def lldp_port_ids(switch: Switch, port: int, name: str) -> tuple[str, ...]:
-    """What `switch` sends as its LLDP port ID on a port.
-
-    SONiC's lldpmgrd configures `lldp portidsubtype local <alias>` from CONFIG_DB PORT.alias
-    (sonic-buildimage dockers/docker-lldp/lldpmgrd), so a SONiC peer shows its alias; EOS sends
-    the interface name and Cumulus's lldpd the ifname. The interface name is accepted for every
-    platform (an operator may have reconfigured lldpd), the alias in addition for SONiC.
-    """
-    if switch.platform == "sonic":
-        # sonic._lanes is the one place the PORT alias of a logical port is decided.
-        alias = sonic._lanes(switch, port)[2]
-        return (name, alias) if alias != name else (name,)
-    return (name,)
+    """What `switch` sends as its LLDP port ID on a port: the interface name, and whatever
+    else its platform sends (its facts' `lldp_port_ids`)."""
+    return registry.get(switch.platform).lldp_port_ids(switch.model, switch.breakout, port,
+                                                        name)
 
 
 def expected_switches(index: FabricIndex, plan: QosPlan,
-                      platforms: Collection[str] = ("sonic", "nvue", "eos"),
+                      platforms: Collection[str] | None = None,
                       ) -> tuple[ExpectedSwitch, ...]:
     """Every RoCE switch of the fabric (or of the platforms named) with its expected ports and
     sessions, in fabric order."""
+    wanted = registry.names() if platforms is None else platforms
     out = []
     for switch in index.fabric.switches:
-        if switch.platform not in platforms:
+        if switch.platform not in wanted:
             continue
         ports = []
         sessions = []

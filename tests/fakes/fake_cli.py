@@ -11,7 +11,7 @@ fake `sudo` maps /etc/... to the home's etc/...), `.fake/frr-running.conf` (what
 (`systemctl restart bgp`, `config reload`) starts as sonic-buildimage's docker_init.sh and
 supervisord do: with frr_mgmt_framework_config true (unified, or separated before
 sonic-buildimage#27547) it renders frr.conf from CONFIG_DB with frrcfgd's templates (the fake
-uses fabgen's model of them, fabgen.targets.sonic_frr), runs bfdd and frrcfgd, which then applies
+uses fabgen's model of them, fabgen.platforms.sonic.frr), runs bfdd and frrcfgd, which then applies
 every later CONFIG_DB change (`config replace`, `load`, `rollback`) to FRR; in split-unified it
 loads the file, appending the `fpm` lines when they are missing, and runs no bfdd. Commands that
 change config need root (the fake `sudo` sets FAKE_ROOT=1), like the real `config`.
@@ -167,7 +167,7 @@ def frrcfgd_apply() -> None:
     """frrcfgd (when the container runs it) applies CONFIG_DB's BGP to FRR as it changes."""
     daemons = FAKE / "bgp-daemons"
     if daemons.exists() and daemons.read_text().strip() == "frrcfgd":
-        from fabgen.targets.sonic_frr import frr_conf
+        from fabgen.platforms.sonic.frr import frr_conf
 
         _replace(FAKE / "frr-running.conf", frr_conf(sonic_running()))
 
@@ -178,7 +178,7 @@ def bgp_restart() -> None:
     load /etc/frr/frr.conf."""
     meta = sonic_running().get("DEVICE_METADATA", {}).get("localhost", {})
     if _frrcfgd_mode(meta):
-        from fabgen.targets.sonic_frr import frr_conf
+        from fabgen.platforms.sonic.frr import frr_conf
 
         text = frr_conf(sonic_running())
         FRR_FILE.parent.mkdir(parents=True, exist_ok=True)

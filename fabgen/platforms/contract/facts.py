@@ -89,6 +89,12 @@ class Facts:
         ports of `lanes` electrical lanes."""
         raise NotImplementedError
 
+    def lldp_port_ids(self, model: str, breakout: int, port: int, name: str) -> tuple[str, ...]:
+        """The LLDP port IDs a switch of this OS may send on logical port `port` named `name`
+        (of a `model` split `breakout` ways): the interface name, unless the OS sends
+        something else too."""
+        return (name,)
+
 
 def split_port(port: int, breakout: int, lanes: int) -> tuple[int, int, int]:
     """(native port 1-based, sub-port k 0-based, lanes per sub-port) of a logical port."""

@@ -10,6 +10,7 @@ from fabgen.platforms.contract.facts import (
     RunsOn,
     split_port,
 )
+from fabgen.platforms.sonic.data import skus
 
 __all__ = ["FACTS", "SonicFacts"]
 
@@ -49,6 +50,15 @@ class SonicFacts(Facts):
         Ethernet0, Ethernet4; unsplit gives Ethernet0, Ethernet8)."""
         native, k, width = split_port(port, breakout, lanes)
         return f"Ethernet{(native - 1) * lanes + k * width}"
+
+    def lldp_port_ids(self, model: str, breakout: int, port: int, name: str) -> tuple[str, ...]:
+        """The name, and the PORT alias: SONiC's lldpmgrd configures `lldp portidsubtype local
+        <alias>` from CONFIG_DB PORT.alias (sonic-buildimage dockers/docker-lldp/lldpmgrd), so a
+        SONiC peer shows its alias. The name is accepted too (an operator may have reconfigured
+        lldpd). The alias is the published SKU's (data/skus.py, the one place the PORT alias of
+        a logical port is decided)."""
+        alias = skus.port_layout(model, breakout)[port - 1][2]
+        return (name, alias) if alias != name else (name,)
 
 
 FACTS = SonicFacts()

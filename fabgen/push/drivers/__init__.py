@@ -1,4 +1,6 @@
-"""Per-platform push drivers: what loading, diffing, committing and rolling back really are.
+"""What every push driver is (base.py) and the SSH shell session the Linux-based switch OSes
+share (linux.py). The drivers themselves are their platforms' (fabgen/platforms/<os>/push/
+driver.py), listed by registry/push.py.
 
 Each driver states its true `mode` (replace or merge), where its diff comes from (`device`:
 the switch computed it; `local`: fabgen compared the fetched running config with the render)
@@ -8,17 +10,7 @@ checked on the device: napalm over SSH never raises on `% Invalid input`, and ne
 text without an exit status, so each driver checks for itself (see reference/push-testing.md).
 
 What is replaced is never the render alone: each driver builds its candidate from the device's
-running config with the parts fabgen owns replaced by the render (push/candidate.py), and refuses a
-candidate that would remove or change the management access the session depends on.
+running config with the parts fabgen owns replaced by the render (its platform's candidate
+module, with the shared pieces in push/candidate.py), and refuses a candidate that would remove
+or change the management access the session depends on.
 """
-
-from __future__ import annotations
-
-from fabgen.push.drivers.base import Driver, Render
-from fabgen.push.drivers.eos import EosDriver
-from fabgen.push.drivers.nvue import NvueDriver
-from fabgen.push.drivers.sonic import SonicDriver
-
-__all__ = ["DRIVERS", "Driver", "EosDriver", "NvueDriver", "Render", "SonicDriver"]
-
-DRIVERS: dict[str, type[Driver]] = {"eos": EosDriver, "sonic": SonicDriver, "nvue": NvueDriver}

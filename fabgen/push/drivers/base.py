@@ -6,7 +6,8 @@ import difflib
 import hashlib
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from fabgen.push.results import DeviceError, Step
@@ -24,11 +25,11 @@ def tail(text: str, lines: int = 6) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Render:
-    """What fabgen rendered for one device: its config file and, for SONiC, its
-    golden_config_db.json."""
+    """What fabgen rendered for one device: its config file, and the files its platform pushes
+    with it, by name (its push face's `extra_paths`)."""
 
     config: str
-    golden: str | None = None
+    extras: Mapping[str, str] = field(default_factory=dict)
 
 
 def refuse(lost: list[str]) -> DeviceError:

@@ -27,9 +27,10 @@ from typing import Any
 
 from fabgen import templating, underlay
 from fabgen.intent.models import MonitoringSpec
+from fabgen.platforms.eos import target as eos
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
-from fabgen.targets import alerts, eos
+from fabgen.targets import pfc_rates
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
@@ -59,11 +60,11 @@ class AntaTarget:
             raise ValueError("the anta target renders RoCE fabrics only")
         switches = list(expected_switches(ctx.index, ctx.qos, platforms=("eos",)))
         mon = ctx.intent.monitoring
-        budget = pfc_budget(mon, alerts.pfc_thresholds(ctx)[1])
+        budget = pfc_budget(mon, pfc_rates.pfc_thresholds(ctx)[1])
         data = catalog_data(switches, ctx.qos, mon, underlay.plan(ctx.intent).bfd,
                             pfc_frames_max=budget)
         return {CATALOG: catalog_text(data, ctx.fabric.name, mon.verify_window_s),
-                CHECK: templating.render("anta/anta-check.sh.j2", catalog=CATALOG,
+                CHECK: templating.render("eos/anta-check.sh.j2", catalog=CATALOG,
                                          window_s=mon.verify_window_s, pfc_budget=budget),
                 INVENTORY: inventory_text(inventory_data(switches), ctx.fabric.name)}
 

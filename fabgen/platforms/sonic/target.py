@@ -20,13 +20,14 @@ from collections.abc import Sequence
 
 from fabgen import underlay
 from fabgen.catalog.ports import host_port_name, native_lanes, switch_port_name
+from fabgen.platforms.sonic import bgp as sonic_bgp
+from fabgen.platforms.sonic import buffers as sonic_buffers
+from fabgen.platforms.sonic import frr as sonic_frr
 from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
-from fabgen.targets import sonic_bgp, sonic_buffers, sonic_frr
-from fabgen.targets.base import Artifacts, RenderContext, by_unit
+from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan, by_unit
 from fabgen.targets.cable_lengths import cable_lengths
-from fabgen.targets.eos import UnsupportedPlan
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from fabgen.platforms.nvue.push.candidate import nvue_candidate, nvue_management, nvue_neighbours
 from fabgen.push import candidate as cand
 from fabgen.push.drivers.base import Driver, Render, refuse, tail
 from fabgen.push.drivers.linux import LinuxDriver
@@ -52,11 +53,11 @@ class NvueDriver(LinuxDriver):
         except yaml.YAMLError as exc:
             raise DeviceError("error", f"`nv config show -o yaml` is not YAML: {exc}") from None
         try:
-            candidate = cand.nvue_candidate(have, want)
+            candidate = nvue_candidate(have, want)
         except ValueError as exc:
             raise DeviceError("config", str(exc)) from None
-        lost = cand.lost_management(cand.nvue_management(have, self.host),
-                                    cand.nvue_management(candidate, self.host))
+        lost = cand.lost_management(nvue_management(have, self.host),
+                                    nvue_management(candidate, self.host))
         if lost:
             raise refuse(lost)
         return yaml.safe_dump(candidate, sort_keys=False, default_flow_style=False)
@@ -144,7 +145,7 @@ class NvueDriver(LinuxDriver):
 
     def neighbours(self, render: Render) -> list[str]:
         try:
-            return cand.nvue_neighbours(yaml.safe_load(render.config))
+            return nvue_neighbours(yaml.safe_load(render.config))
         except yaml.YAMLError:
             return []
 

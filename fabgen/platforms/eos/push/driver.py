@@ -6,6 +6,7 @@ import re
 import time
 from typing import Any
 
+from fabgen.platforms.eos.push.candidate import eos_candidate, eos_management
 from fabgen.push import candidate as cand
 from fabgen.push.drivers.base import Driver, Render, refuse
 from fabgen.push.results import DeviceError, Step
@@ -71,9 +72,9 @@ class EosDriver(Driver):
     def build(self, render: Render) -> str:
         """The candidate: the render, then every running section fabgen does not own."""
         running = self._take_fresh() or self.running()
-        candidate = cand.eos_candidate(running, render.config)
-        lost = cand.lost_management(cand.eos_management(running, self.host),
-                                    cand.eos_management(candidate, self.host))
+        candidate = eos_candidate(running, render.config)
+        lost = cand.lost_management(eos_management(running, self.host),
+                                    eos_management(candidate, self.host))
         if lost:
             raise refuse(lost)
         self.candidate = candidate

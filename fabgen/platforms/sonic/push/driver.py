@@ -8,6 +8,7 @@ import re
 import shlex
 from typing import Any
 
+from fabgen.platforms.sonic.push.candidate import sonic_candidate, sonic_management, sonic_owned
 from fabgen.push import candidate as cand
 from fabgen.push.drivers.base import Render, refuse, tail, unified
 from fabgen.push.drivers.linux import LinuxDriver
@@ -65,7 +66,7 @@ def golden_candidate(have: dict[str, Any], metadata: dict[str, Any]) -> dict[str
 
 def bgp_lines(config: dict[str, Any]) -> list[str]:
     """What bgpd must run for a rendered config_db: its `router bgp` and one `remote-as` line
-    per BGP_NEIGHBOR (frrcfgd's templates print them so: fabgen.targets.sonic_frr)."""
+    per BGP_NEIGHBOR (frrcfgd's templates print them so: fabgen.platforms.sonic.frr)."""
     glob = (config.get("BGP_GLOBALS") or {}).get("default") or {}
     lines = [f"router bgp {glob['local_asn']}"] if "local_asn" in glob else []
     for key, fields in sorted((config.get("BGP_NEIGHBOR") or {}).items()):
@@ -83,7 +84,7 @@ class SonicDriver(LinuxDriver):
     built from the device's own), `config checkpoint`, `config reload -y` (replace; restarts
     services) or `config replace` (GCU), read back, `config save -y`.
 
-    BGP is in config_db.json (fabgen.targets.sonic_bgp): with frr_mgmt_framework_config true
+    BGP is in config_db.json (fabgen.platforms.sonic.bgp): with frr_mgmt_framework_config true
     and docker_routing_config_mode unified the bgp container renders FRR's config from CONFIG_DB
     when it starts, runs bfdd, and frrcfgd applies later CONFIG_DB changes, so `config replace`
     changes BGP live. Switching a device into that mode (from split-unified or bgpcfgd) needs
@@ -172,15 +173,16 @@ class SonicDriver(LinuxDriver):
         return data
 
     def prepare(self, render: Render) -> Step:
-        if render.golden is None:
+        rendered_golden = render.extras.get("golden")
+        if rendered_golden is None:
             raise DeviceError("config", "no rendered golden_config_db.json: db_migrator would "
                               "reset the routing mode where the switch has a minigraph.xml")
         want = self.parse(render.config)
-        self.parse(render.golden, "golden_config_db.json")
+        self.parse(rendered_golden, "golden_config_db.json")
         have, have_golden = self._take_fresh() or (self.running_db(), self.running_golden())
-        candidate = cand.sonic_candidate(have, want)
-        lost = cand.lost_management(cand.sonic_management(have, self.host),
-                                    cand.sonic_management(candidate, self.host))
+        candidate = sonic_candidate(have, want)
+        lost = cand.lost_management(sonic_management(have, self.host),
+                                    sonic_management(candidate, self.host))
         if lost:
             raise refuse(lost)
         metadata = (candidate.get("DEVICE_METADATA") or {}).get("localhost") or {}
@@ -188,8 +190,8 @@ class SonicDriver(LinuxDriver):
         before = (have.get("DEVICE_METADATA") or {}).get("localhost") or {}
         self.mode_changed = any(before.get(f) != metadata.get(f) for f in ROUTING_FIELDS)
         self.candidate_db, self.candidate_golden = candidate, golden
-        owned_have = canonical_json(cand.sonic_owned(have, want))
-        owned_want = canonical_json(cand.sonic_owned(candidate, want))
+        owned_have = canonical_json(sonic_owned(have, want))
+        owned_want = canonical_json(sonic_owned(candidate, want))
         golden_have, golden_want = canonical_json(have_golden), canonical_json(golden)
         diff = "\n".join(x for x in (
             unified(owned_have, owned_want, "device:running (show runningconfiguration all: "
@@ -249,7 +251,7 @@ class SonicDriver(LinuxDriver):
     def verify(self, render: Render) -> Step:
         want = self.parse(render.config)
         have = self.running_db()
-        differences = _differences(cand.sonic_owned(want, want), cand.sonic_owned(have, want))
+        differences = _differences(sonic_owned(want, want), sonic_owned(have, want))
         if self.candidate_db is not None:
             kept = {t: r for t, r in self.candidate_db.items() if t not in want}
             differences += _differences(kept, have)

@@ -58,7 +58,8 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
             <profile>` (command reference: Cumulus Linux 5.3.0 and later).
   [CL-OTEL] Same guide, "Open Telemetry Export": the `system telemetry` tree (OTLP export to
             the collector, interface, buffer and BGP statistics, the device label), built by
-            fabgen.targets.telemetry.nvue_telemetry so the telemetry pack owns what is streamed.
+            fabgen.platforms.nvue.telemetry.nvue_telemetry so the telemetry pack owns what is
+            streamed.
   [CL-API]  An applied configuration dumped through the NVUE API on Cumulus Linux 5.5.1 (NVIDIA
             Air automation workshop): exact spellings of congestion-control, egress-scheduler,
             egress-queue-mapping, mapping and roce keys and of `link: {mtu: ...}`.
@@ -72,20 +73,19 @@ from typing import Any
 
 from fabgen import qos, underlay
 from fabgen.catalog.ports import native_lanes, port_name, switch_port_name
-from fabgen.qos import QosPlan
-from fabgen.serialize import yaml_text
-from fabgen.targets import telemetry
-from fabgen.targets.base import Artifacts, RenderContext, by_unit
-from fabgen.targets.cable_lengths import cable_lengths
-from fabgen.targets.eos import (
-    FabricPort,
+from fabgen.platforms.common.render import (
     QueueSpec,
-    UnsupportedPlan,
     ecmp_width,
     loopback_description,
     queue_specs,
     sanitize_description,
 )
+from fabgen.platforms.nvue import telemetry
+from fabgen.qos import QosPlan
+from fabgen.serialize import yaml_text
+from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan, by_unit
+from fabgen.targets.cable_lengths import cable_lengths
+from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
 
 __all__ = ["TARGET", "NvueTarget", "device_config", "startup_yaml"]

@@ -1,0 +1,23 @@
+"""The series EOS's collector (gnmic + EOS OpenConfig paths, telemetry.eos_gnmic) produces for
+the alerting rules, BFD session state included."""
+
+from __future__ import annotations
+
+from fabgen.platforms.contract.outputs import Signals
+
+__all__ = ["SIGNALS"]
+
+SIGNALS = Signals(
+    platform="eos", device="source", port="interface_name",
+    pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
+    pfc_tx='eos_pfc_out_frames{f, priority_index="{q}"}',
+    watchdog="eos_pfcwd_stuck_count{f}",
+    # EOS names queues by their number, possibly with a type prefix (UC3): match the digit.
+    ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
+    lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
+    bgp_up="eos_bgp_session_state{f}", bgp_flaps=None, bgp_peer="neighbor",
+    bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
+    oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
+    speed="eos_intf_port_speed{f}", speed_per_gbps=1000,
+    queue_label="queue_name",
+)

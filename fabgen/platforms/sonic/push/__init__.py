@@ -1,0 +1,1 @@
+"""The push face: driver, candidate, backups for fabgen diff."""
