@@ -341,14 +341,27 @@ DEFAULT_FORMS = {
 }
 
 
+@pytest.fixture(scope="module")
+def tenant_setup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """UFM Enterprise software's ufm-setup.sh (and the files beside it) of the IB example with
+    two tenants, rendered once for the tests that only read partitions.conf."""
+    tmp = tmp_path_factory.mktemp("tenants")
+    ctx = inventory(tmp, partitions=TENANTS, management=SOFTWARE)
+    return _rendered(r.render_all(ctx.intent, ctx.fabric, base_dir=tmp), tmp / "render")
+
+
+@pytest.mark.parametrize("awk", ["mawk", "gawk"])
 @pytest.mark.parametrize("form", sorted(DEFAULT_FORMS))
-def test_default_membership_is_read_in_every_opensm_form(form: str, tmp_path: Path,
-                                                         stub_bin: Path) -> None:
+def test_default_membership_is_read_in_every_opensm_form(form: str, awk: str, tmp_path: Path,
+                                                         stub_bin: Path,
+                                                         tenant_setup: Path) -> None:
+    """UFM hosts run Debian's or Ubuntu's awk (mawk) or RHEL's (gawk): the reading holds in
+    both."""
+    require_tool(awk)
+    (stub_bin / "awk").symlink_to(shutil.which(awk) or awk)
     text, expected = DEFAULT_FORMS[form]
-    ctx = inventory(tmp_path, partitions=TENANTS, management=SOFTWARE)
-    files = r.render_all(ctx.intent, ctx.fabric, base_dir=tmp_path)
-    here = tmp_path / "render"
-    script = _rendered(files, here)
+    script = tenant_setup
+    here = script.parent
     root = tmp_path / "root"
     _ufm_tree(root)
     conf = root / "opt/ufm/files/conf"
@@ -368,12 +381,11 @@ def test_default_membership_is_read_in_every_opensm_form(form: str, tmp_path: Pa
     assert int((limited or full).group(1)) == tenant_ports  # type: ignore[union-attr]
 
 
-def test_one_port_left_full_is_caught(tmp_path: Path, stub_bin: Path) -> None:
+def test_one_port_left_full_is_caught(tmp_path: Path, stub_bin: Path,
+                                      tenant_setup: Path) -> None:
     """ALL=limited, then one tenant port's GUID =full: that host is a full member."""
-    ctx = inventory(tmp_path, partitions=TENANTS, management=SOFTWARE)
-    files = r.render_all(ctx.intent, ctx.fabric, base_dir=tmp_path)
-    here = tmp_path / "render"
-    script = _rendered(files, here)
+    script = tenant_setup
+    here = script.parent
     root = tmp_path / "root"
     _ufm_tree(root)
     guid = re.findall(r"0x[0-9a-f]{16}", (here / "partitions.conf.user_ext").read_text())[0]
