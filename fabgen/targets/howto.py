@@ -33,19 +33,21 @@ def _gnmi_setup(ctx: RenderContext) -> list[str]:
             "hset 'GNMI_CLIENT_CERT|<collector CN>' role@ gnmi_readonly`, `config save -y`, "
             "`systemctl restart gnmi` (releases with the older `telemetry` container: the "
             "`TELEMETRY|certs` / `TELEMETRY|gnmi` keys and `systemctl restart telemetry`). "
-            "`fabgen push` keeps these tables. On the collector: GNMIC_TLS_CA, GNMIC_TLS_CERT, "
+            "`fabgen push` keeps these tables. On the collector, in gnmic's environment (its "
+            "global flags, which every target inherits): GNMIC_TLS_CA, GNMIC_TLS_CERT, "
             "GNMIC_TLS_KEY (the client certificate whose CN you listed).")
     if "eos" in platforms:
         tls = (f"TLS from SSL profile `{mon.eos_gnmi_ssl_profile}` (create it under "
                "`management security` with the switch's certificate; `fabgen push` keeps "
-               "that section); on the collector GNMIC_TLS_CA"
+               "that section); in gnmic's environment GNMIC_TLS_CA"
                if mon.eos_gnmi_ssl_profile else
                "no TLS (monitoring.eos_gnmi_ssl_profile is not set: the password crosses the "
                "network in clear text)")
         out.append(
             f"- EOS gNMI: the config enables `management api gnmi` / `transport grpc` on port "
             f"{mon.eos_gnmi_port}" + (f" in VRF {mon.eos_gnmi_vrf}" if mon.eos_gnmi_vrf else "")
-            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD (an EOS account).")
+            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD in its environment "
+            "(an EOS account).")
     return out
 
 

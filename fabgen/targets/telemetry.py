@@ -25,9 +25,9 @@
 Both gnmic configs serve Prometheus (gnmic's prometheus output); the metric names they produce
 are spelled out in alerts.py, which renders the alerting rules over them. Both shape the
 answers with an event-starlark processor (templates/telemetry/*.star.j2). Credentials and
-certificate paths are never written: each target names the collector's environment variables
-(GNMIC_USERNAME, GNMIC_PASSWORD, GNMIC_TLS_CA, GNMIC_TLS_CERT, GNMIC_TLS_KEY), which gnmic
-expands when it loads the file.
+certificate paths are never written: gnmic reads them from its own environment variables
+(GNMIC_USERNAME, GNMIC_PASSWORD, GNMIC_TLS_CA, GNMIC_TLS_CERT, GNMIC_TLS_KEY: its global flags),
+which every target inherits.
 """
 
 from __future__ import annotations
@@ -111,14 +111,17 @@ class TelemetryTarget:
 TARGET = TelemetryTarget()
 
 
-SONIC_ENV = ("Environment: GNMIC_TLS_CA (CA of the switches' gNMI certificates), "
-             "GNMIC_TLS_CERT and GNMIC_TLS_KEY (this collector's client certificate, its "
-             "common name in each switch's GNMI_CLIENT_CERT table).")
-EOS_ENV = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI), "
-           "GNMIC_TLS_CA (CA of the switches' certificates).")
-EOS_ENV_CLEAR = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed "
-                 "gNMI). No TLS: monitoring.eos_gnmi_ssl_profile is not set, so the password "
-                 "crosses the network in clear text.")
+SONIC_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_TLS_CA "
+             "(CA of the switches' gNMI certificates), GNMIC_TLS_CERT and GNMIC_TLS_KEY (this "
+             "collector's client certificate, its common name in each switch's "
+             "GNMI_CLIENT_CERT table).")
+EOS_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_USERNAME "
+           "and GNMIC_PASSWORD (an EOS account allowed gNMI), GNMIC_TLS_CA (CA of the "
+           "switches' certificates).")
+EOS_ENV_CLEAR = ("Environment (gnmic's global flags, which every target inherits): "
+                 "GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI). No TLS: "
+                 "monitoring.eos_gnmi_ssl_profile is not set, so the password crosses the "
+                 "network in clear text.")
 
 
 class _Dumper(yaml.SafeDumper):
@@ -149,30 +152,34 @@ def _target(fabric: Fabric, sw: Switch, port: int, tls: dict[str, Any]) -> dict[
             "event-tags": {"fabric": fabric.name, "role": sw.role, "platform": sw.platform}}
 
 
-# TLS and credentials of a target, as references to the collector's environment: gnmic expands
-# ${VAR} in a target's username, password (when it starts with $), tls-ca, tls-cert and tls-key
-# (gnmic pkg/config/targets.go expandTargetEnv), so no secret or key path is written here.
+# TLS and credentials: none in the file. gnmic loads a target's tls-ca/tls-cert/tls-key as
+# paths *before* it expands environment variables in them (openconfig/gnmic 597750387b51
+# pkg/config/targets.go GetTargets: expandCertPaths at :99, expandTargetEnv at :111;
+# expandOSPath, config.go:1147-1172, joins a relative path to the working directory and stats
+# it), so a target key `tls-ca: ${GNMIC_TLS_CA}` makes the whole config fail to load. The
+# collector's environment sets gnmic's global flags instead (GNMIC_TLS_CA, GNMIC_TLS_CERT,
+# GNMIC_TLS_KEY, GNMIC_USERNAME, GNMIC_PASSWORD: docs/user_guide/configuration_env.md), and
+# every target without its own value inherits them (setTargetConfigDefaultsFromGlobalFlags:
+# username and password always, the TLS files when the target is not insecure).
 # `skip-verify: false`: the switch's certificate is checked against GNMIC_TLS_CA.
-TLS_ENV = {"tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
-           "tls-key": "${GNMIC_TLS_KEY}"}
-CREDENTIALS_ENV = {"username": "${GNMIC_USERNAME}", "password": "${GNMIC_PASSWORD}"}
 
 
 def sonic_tls() -> dict[str, Any]:
     """sonic-gnmi without certificates runs with --noTLS bound to 127.0.0.1 (sonic-buildimage
     dockers/docker-sonic-gnmi/gnmi-native.sh), so a remote collector always dials TLS. The
     client authenticates with its certificate (GNMI|gnmi user_auth cert, the default; its
-    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly)."""
-    return {"insecure": False, "skip-verify": False, **TLS_ENV}
+    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly): GNMIC_TLS_CERT and
+    GNMIC_TLS_KEY, inherited from the global flags."""
+    return {"insecure": False, "skip-verify": False}
 
 
 def eos_tls(ssl_profile: str | None) -> dict[str, Any]:
-    """EOS authenticates gNMI with the switch's AAA (username and password); it serves TLS
-    only with an SSL profile on `transport grpc` (monitoring.eos_gnmi_ssl_profile)."""
+    """EOS authenticates gNMI with the switch's AAA (username and password, from GNMIC_USERNAME
+    and GNMIC_PASSWORD); it serves TLS only with an SSL profile on `transport grpc`
+    (monitoring.eos_gnmi_ssl_profile)."""
     if ssl_profile is None:
-        return {"insecure": True, **CREDENTIALS_ENV}
-    return {"insecure": False, "skip-verify": False, "tls-ca": TLS_ENV["tls-ca"],
-            **CREDENTIALS_ENV}
+        return {"insecure": True}
+    return {"insecure": False, "skip-verify": False}
 
 
 # Every subscription samples, states too: gnmic's Prometheus output deletes a series that has
