@@ -15,7 +15,7 @@ import yaml
 from fabgen import qos
 from fabgen.intent.loader import load
 from fabgen.render import render
-from fabgen.targets import alerts, telemetry
+from fabgen.targets import alerts, sonic_snmp, telemetry
 from tests import gnmic_model
 from tests.conftest import ROOT
 
@@ -47,8 +47,7 @@ def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
     assert paths == {("COUNTERS_DB", "COUNTERS/Ethernet*"),
                      ("COUNTERS_DB", "COUNTERS/Ethernet*/Queues"),
                      ("COUNTERS_DB", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups"),
-                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "PORT_TABLE"),
-                     ("STATE_DB", "NEIGH_STATE_TABLE")}
+                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "PORT_TABLE")}
     # Sampled, states too: gnmic's Prometheus output expires a series after 60 s without an
     # update, which would end a down alert while the session is still down.
     assert {s["stream-mode"] for s in config["subscriptions"].values()} == {"sample"}
@@ -199,7 +198,11 @@ def test_rules_read_only_metrics_the_collectors_produce() -> None:
             for rule in group["rules"]:
                 for metric in _metrics(rule["expr"]):
                     platform = group["name"].rsplit("-", 1)[1]
-                    if platform == "sonic":
+                    if platform == "sonic" and metric in (sonic_snmp.METRIC, "up"):
+                        # snmp_exporter's metric, and the scrape job's `up`.
+                        assert (sonic_snmp.METRIC in _files(name)[sonic_snmp.SNMP_EXPORTER]
+                                and "up{job=" in rule["expr"]) or metric != "up", rule
+                    elif platform == "sonic":
                         assert any(metric.startswith(f"sonic_{e}_") for e in events), metric
                     elif platform == "eos":
                         assert metric.split("_")[1] in eos_subscriptions, metric
@@ -254,5 +257,32 @@ def test_rendered_gnmic_configs_load_and_inherit_the_collector_env(
                 "/etc/gnmic/ca.pem", "/etc/gnmic/c.pem", "/etc/gnmic/c.key", False)
     # Without the CA file on the collector gnmic says so at load (the global flag's path).
     if not all(tc["insecure"] for tc in targets.values()):
-        with pytest.raises(gnmic_model.GnmicLoadError, match="ca.pem"):
+        with pytest.raises(gnmic_model.GnmicLoadError, match=r"ca\.pem"):
             gnmic_model.load_targets(config, COLLECTOR_ENV, "/srv", lambda p: False)
+
+
+@pytest.mark.realtool
+def test_sonic_bgp_state_scrape_job_is_a_valid_prometheus_config(tmp_path: Path) -> None:
+    """The SNMP scrape job (a scrape_config_files file, which is a prometheus.yml with only
+    scrape_configs) passes promtool; the exporter module walks BGP4-MIB bgpPeerState with the
+    SNMPv3 user from the environment, nothing secret in the file."""
+    import subprocess
+
+    from tests.conftest import require_tool
+
+    files = _files("roce-256-sonic", ["telemetry"])
+    scrape = tmp_path / "scrape.yml"
+    scrape.write_text(files[sonic_snmp.SCRAPE])
+    require_tool("promtool")
+    run = subprocess.run(["promtool", "check", "config", str(scrape)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (job,) = _yaml(files[sonic_snmp.SCRAPE])["scrape_configs"]
+    assert {t for g in job["static_configs"] for t in g["targets"]} == set(
+        _yaml(files[telemetry.GNMIC_SONIC])["targets"])
+    exporter = _yaml(files[sonic_snmp.SNMP_EXPORTER])
+    (auth,) = exporter["auths"].values()
+    assert {auth[k] for k in ("username", "password", "priv_password")} == {
+        "${FABGEN_SNMP_USERNAME}", "${FABGEN_SNMP_AUTH_PASSWORD}", "${FABGEN_SNMP_PRIV_PASSWORD}"}
+    (module,) = exporter["modules"].values()
+    assert module["walk"] == ["1.3.6.1.2.1.15.3.1.2"]

@@ -3,10 +3,14 @@
 - `telemetry/gnmic-sonic.yaml`: gnmic (openconfig/gnmic) subscribing to SONiC's gNMI server
   (sonic-gnmi): COUNTERS_DB port counters (PFC frames per priority), queue counters (ECN marks,
   drops, watermarks, the PFC watchdog of the watched queues) and priority-group watermarks;
-  APPL_DB PORT_TABLE (oper status), STATE_DB PORT_TABLE (operational speed) and
-  NEIGH_STATE_TABLE (BGP state, written by bgpmon), on change. Paths and answers: sonic-gnmi
-  sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b); COUNTERS_DB answers are
-  keyed by port alias, which the processor maps back to SONiC names.
+  APPL_DB PORT_TABLE (oper status) and STATE_DB PORT_TABLE (operational speed). Paths and
+  answers: sonic-gnmi sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b);
+  COUNTERS_DB answers are keyed by port alias, which the processor maps back to SONiC names.
+  BGP state is not there: STATE_DB NEIGH_STATE_TABLE is bgpmon's, which the bgp container does
+  not run under fabgen's routing design (frrcfgd).
+- `telemetry/snmp-exporter-sonic.yml` and `telemetry/prometheus-scrape-sonic-snmp.yml`: SONiC's
+  BGP session state from FRR bgpd's BGP4-MIB through the switch's snmpd, for snmp_exporter
+  (sonic_snmp says why and how).
 - `telemetry/gnmic-eos.yaml`: gnmic subscribing to EOS's OpenConfig paths, each one listed as
   supported in Arista's EOS 4.36.1F image profile (aristanetworks/yang
   EOS-4.36.1F/arista-nosimageprofile.textproto): PFC frames and buffer maximum per priority, the
@@ -40,7 +44,7 @@ import yaml
 
 from fabgen import templating
 from fabgen.natural import natural_key
-from fabgen.targets import opensm, opensm_plan, sonic
+from fabgen.targets import opensm, opensm_plan, sonic, sonic_snmp
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ufm import UFM_NODE_NAME_MAP
 from fabgen.topology.model import Fabric, Switch
@@ -96,6 +100,15 @@ class TelemetryTarget:
             out[GNMIC_SONIC] = _yaml(sonic_gnmic(fabric, sonic, mon.gnmi_port),
                                      "gnmic --config telemetry/gnmic-sonic.yaml subscribe",
                                      SONIC_ENV)
+            out[sonic_snmp.SNMP_EXPORTER] = _yaml(
+                sonic_snmp.exporter_config(),
+                f"snmp_exporter --config.file={sonic_snmp.SNMP_EXPORTER} "
+                "--config.expand-environment-variables (snmp_exporter 0.26 or later)",
+                SNMP_ENV)
+            out[sonic_snmp.SCRAPE] = _yaml(
+                sonic_snmp.scrape_config(fabric, sonic, SAMPLE_INTERVAL),
+                f"Prometheus scrape_config_files: [{sonic_snmp.SCRAPE}] (SONiC BGP state "
+                "through snmp_exporter)")
         if eos:
             out[GNMIC_EOS] = _yaml(eos_gnmic(fabric, eos, mon.eos_gnmi_port,
                                              mon.eos_gnmi_ssl_profile),
@@ -115,6 +128,9 @@ SONIC_ENV = ("Environment (gnmic's global flags, which every target inherits): G
              "(CA of the switches' gNMI certificates), GNMIC_TLS_CERT and GNMIC_TLS_KEY (this "
              "collector's client certificate, its common name in each switch's "
              "GNMI_CLIENT_CERT table).")
+SNMP_ENV = ("Environment: FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD and "
+            "FABGEN_SNMP_PRIV_PASSWORD, the SNMPv3 user each SONiC switch has (`sudo config "
+            "snmp user add <user> priv ro sha <auth password> aes <priv password>`).")
 EOS_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_USERNAME "
            "and GNMIC_PASSWORD (an EOS account allowed gNMI), GNMIC_TLS_CA (CA of the "
            "switches' certificates).")
@@ -210,8 +226,6 @@ SONIC_SUBSCRIPTIONS: dict[str, tuple[str, str, str, str, str]] = {
     # speed as the link came up (portsorch updateDbPortOperSpeed writes STATE_DB PORT_TABLE
     # speed in Mb/s, N/A when unknown); APPL_DB's speed is only the configured one.
     "sonic-port-oper": ("STATE_DB", "PORT_TABLE", "sample", "port_oper", ""),
-    # state per neighbour address, written by bgpmon.
-    "sonic-bgp-state": ("STATE_DB", "NEIGH_STATE_TABLE", "sample", "bgp", ""),
 }
 
 
@@ -267,8 +281,8 @@ def sonic_gnmic(fabric: Fabric, switches: list[Switch], port: int) -> dict[str, 
     sonic_port_<SAI_PORT_STAT_...>{source, interface}, sonic_queue_<SAI_QUEUE_STAT_... |
     PFC_WD_...>{source, interface, queue}, sonic_pg_<SAI_INGRESS_PRIORITY_GROUP_STAT_...>{source,
     interface, pg}, sonic_port_state_oper_up{source, interface}, sonic_port_oper_speed (Mb/s)
-    {source, interface}, sonic_bgp_established{source, neighbor}. `interface` is the SONiC
-    name (Ethernet0) whatever alias sonic-gnmi keyed the answer by.
+    {source, interface}. `interface` is the SONiC name (Ethernet0) whatever alias sonic-gnmi
+    keyed the answer by. (BGP: sonic_snmp, sonic_bgp_peer_state{source, neighbor}.)
     """
     def subscription(db: str, path: str, mode: str) -> dict[str, Any]:
         sub: dict[str, Any] = {"target": db, "paths": [path], "mode": "stream",
