@@ -4,6 +4,7 @@ them (the verification pack, the telemetry collectors and the alerting rules).""
 from __future__ import annotations
 
 from fabgen import underlay
+from fabgen.targets import sonic_snmp
 from fabgen.targets.alerts import RULES, continuous_pause_pps
 from fabgen.targets.base import RenderContext
 from fabgen.targets.telemetry import GNMIC_EOS, GNMIC_SONIC, OTEL_COLLECTOR, PROMETHEUS_PORTS
@@ -104,6 +105,14 @@ def howto_markdown(ctx: RenderContext) -> str:
     if "sonic" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_SONIC} subscribe` (Prometheus on "
                           f":{PROMETHEUS_PORTS['sonic']})")
+        collectors.append(f"for SONiC's BGP state `snmp_exporter --config.file="
+                          f"{sonic_snmp.SNMP_EXPORTER} --config.expand-environment-variables` "
+                          f"(0.26 or later) with `{sonic_snmp.SCRAPE}` in Prometheus's "
+                          "scrape_config_files: FRR's BGP4-MIB through each switch's snmpd, "
+                          "which needs an SNMPv3 user on every switch (`sudo config snmp user "
+                          "add <user> priv ro sha <auth password> aes <priv password>`; the "
+                          "exporter reads FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD, "
+                          "FABGEN_SNMP_PRIV_PASSWORD)")
     if "eos" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
     gnmi_setup = _gnmi_setup(ctx) if platforms & {"sonic", "eos"} else []
@@ -136,4 +145,23 @@ def howto_markdown(ctx: RenderContext) -> str:
                     "in no SONiC database; Cumulus 5.12's OpenTelemetry export has no BFD "
                     "metric): `fabgen verify` checks their BFD sessions."
                     if bfd and platforms & {"sonic", "nvue"} else ""))
+    if "sonic" in platforms:
+        lines += ["", "Maintenance:", "", SONIC_DRAIN]
     return "\n".join(lines)
+
+
+# sonic-buildimage dockers/docker-fpm-frr/base_image_files/TS writes BGP_DEVICE_GLOBAL|STATE
+# tsa_enabled, which only bgpcfgd reads (sonic-bgpcfgd managers_device_global.py); frrcfgd has no
+# handler. sonic-utilities config/main.py (691b1bbc) `config bgp shutdown all|neighbor` writes
+# BGP_NEIGHBOR admin_status, which frrcfgd applies (`neighbor <ip> shutdown`, frrcfgd.py:1869);
+# `neighbor` finds rows by the bare address (the rows are `default|<ip>`) or by exact `name`.
+SONIC_DRAIN = (
+    "- SONiC drain: `sudo TSA` drains nothing on these switches (it sets BGP_DEVICE_GLOBAL "
+    "tsa_enabled, which only bgpcfgd applies; they run frrcfgd) and `fabgen verify` reports "
+    "such a request. Drain a switch with `sudo config bgp shutdown all`, bring it back with "
+    "`sudo config bgp startup all`; every session to one peer switch with `sudo config bgp "
+    "shutdown neighbor <peer switch name>` (the BGP_NEIGHBOR name is the peer's hostname). One "
+    "session of several parallel links: `sudo sonic-db-cli CONFIG_DB hset "
+    "'BGP_NEIGHBOR|default|<peer address>' admin_status down` (`config bgp shutdown neighbor "
+    "<address>` looks the address up without its VRF and finds nothing). `sudo TSB` clears a "
+    "stray TSA request.")
