@@ -247,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accept and record unknown host keys (changed keys are always refused)")
     p.add_argument("--audit", metavar="FILE", help="JSON-lines audit log")
     p.add_argument("--sonic-apply", choices=("reload", "replace"), default="reload")
+    p.add_argument("--sonic-change-hwsku", action="store_true",
+                   help="push to a SONiC switch whose running HwSKU differs from the render's, "
+                        "writing the render's (with `config reload`); refused without it")
     p.add_argument("--username", help="login name (else FABGEN_USERNAME)")
     p.add_argument("--ssh-config", metavar="FILE")
     p.add_argument("--no-diff", action="store_true", help="do not print diffs")
