@@ -177,6 +177,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command(
+        "verify-counters", help="compare two ANTA snapshots of EOS counters with the plan",
+        description="Read two `anta exec snapshot` directories taken before and after a window "
+                    "of traffic (verify/anta-check.sh takes them) and check, per planned EOS "
+                    "port, the counters' increase: PFC frames each way within the PfcPauseRate "
+                    "alert's rate times the elapsed seconds (or monitoring.verify_pfc_frames_max)"
+                    ", no drop on the lossless queue, ECN marks within "
+                    "monitoring.verify_ecn_marks_max when set. Needs no cleared counters.",
+        epilog="example:\n  fabgen verify-counters pod-a.yaml snap/before snap/after "
+               "--elapsed 1800\n\n"
+               "exit codes: 0 within the plan, 1 a port is not (or bad input), 2 usage")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("before", metavar="BEFORE", help="anta exec snapshot directory, before")
+    p.add_argument("after", metavar="AFTER", help="anta exec snapshot directory, after")
+    p.add_argument("--elapsed", type=float, required=True, metavar="SECONDS",
+                   help="seconds between the two snapshots")
+    p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+
+    p = command(
         "frr-lab", help="run the SONiC underlay in real FRR, one network namespace per switch",
         description="Render the intent's SONiC switches and run each in a network namespace "
                     "(root, Debian's frr and frr-snmp): its config_db.json's interfaces, a veth "

@@ -113,8 +113,11 @@ SIGNALS: dict[str, Signals] = {
         pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
         pfc_tx='eos_pfc_out_frames{f, priority_index="{q}"}',
         watchdog="eos_pfcwd_stuck_count{f}",
-        # EOS names queues by their number, possibly with a type prefix (UC3): match the digit.
-        ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
+        # EOS counts ECN marks only on a queue with `random-detect ecn count`, which the plan
+        # puts on the RoCE queue alone (the one with ECN thresholds), so marks elsewhere never
+        # show in ecn-marked-pkts: the ANTA catalog checks the cause (ECN configured on another
+        # queue, VerifyRunningConfig) instead of an alert that cannot fire.
+        ecn_other=None,
         lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
         bgp_down="eos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
         bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1

@@ -90,16 +90,20 @@ def howto_markdown(ctx: RenderContext) -> str:
                         if "sonic" in platforms else "")
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
-        lines.append("- EOS: `bash verify/anta-check.sh verify/anta-inventory.yaml [traffic "
-                     "command]` (each switch reached at its name: resolve it or put its "
-                     "management address in the inventory): clears the counters (`anta exec "
-                     "clear-counters`), runs your RoCE traffic test or waits "
-                     f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
-                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "
-                     "lossless queue, PFC frames within the `PfcPauseRate` budget of the window"
+        lines.append("- EOS: `FABGEN_INTENT=INTENT bash verify/anta-check.sh "
+                     "verify/anta-inventory.yaml [traffic command]` (each switch reached at its "
+                     "name: resolve it or put its management address in the inventory): "
+                     "snapshots the PFC and queue-drop counters (`anta exec snapshot`), runs "
+                     f"your RoCE traffic test or waits {mon.verify_window_s} s, snapshots "
+                     "again and compares the two (`fabgen verify-counters`: PFC frames within "
+                     "the `PfcPauseRate` alert's rate times the elapsed time, no drop on the "
+                     "lossless queue"
                      + (", ECN marks within monitoring.verify_ecn_marks_max"
                         if mon.verify_ecn_marks_max is not None else "")
-                     + ", watchdog and ECN-counting settings.")
+                     + "; no counter is cleared, any window length holds), then runs "
+                     "`verify/anta-catalog.yaml`: status, speed, MTU, LLDP, BGP"
+                     + (", BFD" if bfd else "") + ", the watchdog and ECN-counting settings, "
+                     "and ECN configured on no queue but the RoCE one.")
     lines += ["", "While jobs run:", ""]
     collectors = []
     if "sonic" in platforms:
