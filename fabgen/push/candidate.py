@@ -161,7 +161,9 @@ DEVICE_OWN_METADATA = ("mac", "platform", "hwsku")  # DEVICE_METADATA fields the
 # `counterpoll ... enable`, a POLL_INTERVAL tuned on the switch) stays as it is. Replacing
 # FLEX_COUNTER_TABLE would switch those groups off at the next reboot (sonic-swss
 # flexcounterorch polls only the groups present in CONFIG_DB).
-SONIC_MERGED = ("FLEX_COUNTER_TABLE",)
+# CoPP: the switch's own groups and traps (its image's copp_cfg.json is the base) stay beside
+# the underlay's rows.
+SONIC_MERGED = ("COPP_GROUP", "COPP_TRAP", "FLEX_COUNTER_TABLE")
 SONIC_MGMT_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
 
 

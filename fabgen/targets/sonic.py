@@ -222,6 +222,7 @@ def _device_config(ctx: RenderContext, switch: Switch,
     addressing = ctx.intent.addressing
     full.update(sonic_bgp.bgp_tables(switch, ports, underlay_plan, addressing.loopbacks,
                                      addressing.hosts, describe))
+    full.update(sonic_bgp.copp_tables(underlay_plan.bfd is not None))
     return full
 
 
