@@ -204,11 +204,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "Checks every BGP session Established, every BFD session up and every "
                     "announced prefix installed with the ECMP width eBGP gives, then drops one "
                     "leaf uplink's packets (tc blackhole; the link stays up) and times "
-                    "detection. Namespaces and daemons are removed on exit.",
+                    "detection. A session that goes down again after every session was up "
+                    "(a flap), or a detection later than the plan (BFD's interval x "
+                    "multiplier, or the hold time) by more than the stated tolerance, fails "
+                    "the lab; with snmpd installed, each switch's BGP4-MIB (the BgpSessionDown "
+                    "alert's source) is walked too. Namespaces and daemons are removed on exit.",
         epilog="examples:\n"
                "  sudo fabgen frr-lab pod-a.yaml\n"
                "  sudo fabgen frr-lab pod-a.yaml --hold --json   # also time the hold timer\n\n"
-               "exit codes: 0 the underlay converged as planned, 1 it did not (or bad input), "
+               "exit codes: 0 the underlay converged as planned, without flaps, and detected the "
+               "failure in time; 1 it did not (or bad input), "
                "2 usage or the machine cannot run a lab")
     p.add_argument("intent", metavar="INTENT")
     p.add_argument("--switches", metavar="GLOB", help="only these SONiC switches")

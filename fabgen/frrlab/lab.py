@@ -62,7 +62,7 @@ class Detection:
     bfd_last_up_ms: int | None = None
     bgp_last_up_ms: int | None = None
     route_last_up_ms: int | None = None
-    poll_ms: int = 0  # the longest gap between two polls
+    poll_ms: int = 0  # the longest span from one poll's start to the next poll's end
     bgp_peer_state: int | None = None  # BGP4-MIB bgpPeerState once BGP saw the loss
 
     @property
@@ -408,16 +408,19 @@ def measure(ns: Namespaces, lab: model.Lab, cable: tuple[tuple[str, str], tuple[
     ns.drop(sw, port)
     ns.drop(peer, peer_port)
     start = time.monotonic()
-    # Each poll is stamped when its answer is in: an event seen at one poll happened after
-    # the previous poll's stamp (0: the drop itself), which is kept as the event's "last up".
+    # A poll reads its state somewhere between its start and its end (vtysh, then the kernel;
+    # seconds apart on a loaded host). An event first seen at one poll happened after the
+    # start of the last poll that still saw it up (0: the drop itself) and by the end of the
+    # poll that saw it: the first is kept as the event's "last up", the second as its time.
     last_up: dict[str, int] = {"bfd": 0, "bgp": 0, "route": 0}
-    previous, gap = 0, 0
+    previous_start, gap = 0, 0
     snmp_state = None
     try:
         while time.monotonic() - start < timeout_s:
+            began = round((time.monotonic() - start) * 1000)
             bfd, bgp, widths = _state(ns, sw, peer_ip)
             now = round((time.monotonic() - start) * 1000)
-            gap, previous = max(gap, now - previous), now
+            gap, previous_start = max(gap, now - previous_start), began
             seen = {"bfd": bfd not in ("up", "absent"), "bgp": bgp != "Established",
                     "route": widths.get(probe, 0) < width}
             for event, down in seen.items():
@@ -425,7 +428,7 @@ def measure(ns: Namespaces, lab: model.Lab, cable: tuple[tuple[str, str], tuple[
                     if down:
                         times[event] = now
                     else:
-                        last_up[event] = now
+                        last_up[event] = began
             if times["bgp"] is not None and times["route"] is not None and (
                     detector != "bfd" or times["bfd"] is not None):
                 break
@@ -487,8 +490,8 @@ def format_result(result: LabResult) -> str:
         lines.append(f"{d.detector}: {d.switch} {d.port} <-> {d.peer} {d.peer_port} dropped: "
                      f"BFD down {ms(d.bfd_down_ms)}, BGP down {ms(d.bgp_down_ms)}, route "
                      f"{d.probe} lost the link {ms(d.route_ms)} (plan: {d.expected_ms} ms; "
-                     f"polled every {d.poll_ms} ms at most, each event happened after the "
-                     f"poll before it; tolerance {DETECTION_SLACK_MS} ms): {d.verdict}"
+                     f"resolution {d.poll_ms} ms at worst: each event happened after the start "
+                     f"of the poll before it; tolerance {DETECTION_SLACK_MS} ms): {d.verdict}"
                      + (f"; BGP4-MIB bgpPeerState then {d.bgp_peer_state}"
                         if d.bgp_peer_state is not None else ""))
     return "\n".join(lines) + "\n"
