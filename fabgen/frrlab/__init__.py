@@ -3,7 +3,7 @@
 `fabgen frr-lab INTENT` (and tests/test_frrlab.py) renders the intent's SONiC switches, gives
 each a namespace with its config_db.json's interfaces, wires them per the cabling plan (a veth
 per cable), starts FRR's zebra, staticd, bfdd and bgpd in each as SONiC's bgp container does,
-and boots the frr.conf the container builds from config_db.json (fabgen.targets.sonic_frr,
+and boots the frr.conf the container builds from config_db.json (fabgen.platforms.sonic.frr,
 checked line for line against the real frrcfgd templates by tests/test_sonic_frr.py). It then
 checks every BGP session Established, every BFD session up, every announced prefix installed in
 every other switch's kernel with the ECMP width eBGP gives, and drops one leaf uplink's packets

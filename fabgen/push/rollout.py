@@ -114,6 +114,8 @@ class PushOptions:
                 elif value not in option.choices:
                     problems.append(f"--{platform}-{name} must be "
                                     f"{' or '.join(option.choices)}")
+            if not problems:
+                problems += platforms.get(platform).check_options(given)
         if problems:
             raise FabgenError.single("push: " + "; ".join(problems))
 

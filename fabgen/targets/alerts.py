@@ -166,13 +166,25 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             f"Queue {q} carries RoCE and must never drop: PFC should pause the sender first. "
             "Drops here mean PFC is off or misconfigured on this port or its peer, the "
             "headroom is too small for the cable, or the PFC watchdog dropped a stormed queue."))
-    if sig.bgp_up is not None:
+    if sig.bgp_down is not None:
         rules.append(_rule(
-            "BgpSessionDown", f"{sel(sig.bgp_up)} == 0", mon.bgp_down_for_s, "critical", fabric,
+            "BgpSessionDown", sel(sig.bgp_down), mon.bgp_down_for_s, "critical", fabric,
             f"BGP session down on {{{{ $labels.{dev} }}}} to {{{{ $labels.{sig.bgp_peer} }}}}",
             f"A planned underlay eBGP session has not been Established for {mon.bgp_down_for_s}"
             " s: the switch lost one ECMP path (and its hosts' routes through it). Check the "
             "link, the peer's BGP process and `fabgen verify` of both ends."))
+    if sig.bgp_unknown is not None:
+        job = f'{{job="fabgen-{fabric}-{sig.platform}-snmp"}}'
+        rules.append(_rule(
+            "BgpStateUnknown", sel(sig.bgp_unknown).replace("{job}", job),
+            mon.bgp_down_for_s, "warning", fabric,
+            f"BGP state of {{{{ $labels.{dev} }}}} is not collected",
+            f"For {mon.bgp_down_for_s} s the switch's BGP sessions could not be read (its "
+            "snmpd does not answer snmp_exporter, or answers without a BGP4-MIB peer: bgpd "
+            "not running, not loaded with -M snmp, or not connected to snmpd's AgentX "
+            "socket), so BgpSessionDown cannot fire for it. Check `show snmpagentaddress`, "
+            "the SNMP user and `docker exec bgp vtysh -c 'show running-config' | grep "
+            "agentx`."))
     if sig.bgp_flaps is not None:
         rules.append(_rule(
             "BgpSessionFlapped", f"increase({sel(sig.bgp_flaps)}[10m]) > 0", 0, "warning",

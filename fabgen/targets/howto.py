@@ -76,4 +76,8 @@ def howto_markdown(ctx: RenderContext) -> str:
                     f"state ({'; '.join(str(o.bfd_telemetry_gap) for o in gaps)}): `fabgen "
                     "verify` checks their BFD sessions."
                     if bfd and any(o.bfd_telemetry_gap for o in present) else ""))
+    maintenance = [line for o in present for line in o.maintenance_howto(ctx)]
+    if maintenance:
+        lines += ["", "Maintenance:", "", *maintenance]
     return "\n".join(lines)
+

@@ -1,6 +1,6 @@
 """What every gnmic collector fabgen writes shares: a target entry (its event tags name the
-fabric, role and platform of the switch), the credentials and TLS files as the collector's
-environment variables, the sampling interval, Starlark literals for the processors, and the
+fabric, role and platform of the switch), no credentials or TLS files (the collector's
+environment holds them), the sampling interval, Starlark literals for the processors, and the
 YAML text with its usage header."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import yaml
 from fabgen.natural import natural_key
 from fabgen.topology.model import Fabric, Switch
 
-__all__ = ["CREDENTIALS_ENV", "SAMPLE_INTERVAL", "TLS_ENV", "collector_yaml", "gnmic_target",
-           "starlark"]
+__all__ = ["SAMPLE_INTERVAL", "collector_yaml", "gnmic_target", "starlark"]
 
 # Counters are sampled every 10 s by every collector: the slowest default counter poll of the
 # platforms (each platform's telemetry module cites its own), so a faster sample would repeat
@@ -54,13 +53,16 @@ def gnmic_target(fabric: Fabric, sw: Switch, port: int, tls: dict[str, Any]) -> 
             "event-tags": {"fabric": fabric.name, "role": sw.role, "platform": sw.platform}}
 
 
-# TLS and credentials of a target, as references to the collector's environment: gnmic expands
-# ${VAR} in a target's username, password (when it starts with $), tls-ca, tls-cert and tls-key
-# (gnmic pkg/config/targets.go expandTargetEnv), so no secret or key path is written here.
+# TLS and credentials: none in the file. gnmic loads a target's tls-ca/tls-cert/tls-key as
+# paths *before* it expands environment variables in them (openconfig/gnmic 597750387b51
+# pkg/config/targets.go GetTargets: expandCertPaths at :99, expandTargetEnv at :111;
+# expandOSPath, config.go:1147-1172, joins a relative path to the working directory and stats
+# it), so a target key `tls-ca: ${GNMIC_TLS_CA}` makes the whole config fail to load. The
+# collector's environment sets gnmic's global flags instead (GNMIC_TLS_CA, GNMIC_TLS_CERT,
+# GNMIC_TLS_KEY, GNMIC_USERNAME, GNMIC_PASSWORD: docs/user_guide/configuration_env.md), and
+# every target without its own value inherits them (setTargetConfigDefaultsFromGlobalFlags:
+# username and password always, the TLS files when the target is not insecure).
 # `skip-verify: false`: the switch's certificate is checked against GNMIC_TLS_CA.
-TLS_ENV = {"tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
-           "tls-key": "${GNMIC_TLS_KEY}"}
-CREDENTIALS_ENV = {"username": "${GNMIC_USERNAME}", "password": "${GNMIC_PASSWORD}"}
 
 
 def starlark(value: Any) -> str:

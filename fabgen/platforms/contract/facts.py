@@ -89,6 +89,11 @@ class Facts:
         ports of `lanes` electrical lanes."""
         raise NotImplementedError
 
+    def device_sku(self, model: str, breakout: int) -> str | None:
+        """The hardware SKU name its config declares for this model and split, which the
+        running switch must report too (`fabgen verify` compares them); None: it names none."""
+        return None
+
     def lldp_port_ids(self, model: str, breakout: int, port: int, name: str) -> tuple[str, ...]:
         """The LLDP port IDs a switch of this OS may send on logical port `port` named `name`
         (of a `model` split `breakout` ways): the interface name, unless the OS sends

@@ -38,7 +38,7 @@ class Signals:
     watchdog: str | None  # counter: PFC watchdog storms detected
     ecn_other: str | None  # counter: ECN-marked packets on queues other than the lossless one
     lossless_drops: str | None  # counter: packets dropped by the lossless queue
-    bgp_up: str | None  # gauge: 1 while the session is Established
+    bgp_down: str | None  # selector of sessions not Established (returns a series each)
     bgp_flaps: str | None  # counter: transitions into Established (for a state with no number)
     bgp_peer: str  # label naming the BGP neighbour
     bfd_up: str | None  # gauge: 1 while the BFD session is up (None: not exported)
@@ -51,6 +51,10 @@ class Signals:
     # `carrier` is missing on some releases: where it is absent, fall back to counting changes
     # of `oper_up` (`<carrier> or (<oper changes> unless on(...) <carrier>)`).
     carrier_optional: bool = False
+    # Selector returning a series per switch whose BGP state is not being collected (the
+    # source is down or exports no session), so BgpSessionDown cannot be trusted there; `{job}`
+    # is the collector's scrape job (`fabgen-<fabric>-<platform>-snmp`).
+    bgp_unknown: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,10 @@ class Outputs:
     def post_deploy_howto(self, ctx: RenderContext, bfd: bool) -> str | None:
         """The report's line on its post-deploy checks (EOS: ANTA), or None."""
         return None
+
+    def maintenance_howto(self, ctx: RenderContext) -> list[str]:
+        """The report's lines on maintaining its switches (draining one), under Maintenance."""
+        return []
 
     # --- the report ---------------------------------------------------------------------------
     hash_note: str = ""

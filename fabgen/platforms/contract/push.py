@@ -28,6 +28,8 @@ class PushOption:
     choices: tuple[str, ...]
     default: str
     help: str = ""
+    flag: bool = False
+    """A switch without a value: given, it is choices[-1]; else the default."""
 
 
 class Console(Protocol):
@@ -89,6 +91,11 @@ class Push:
                 host: str | None, options: Mapping[str, str]) -> Driver:
         """A driver for one device session, with this platform's push options."""
         return self.driver(conn, run_id, timeout, apply_timeout, host=host)
+
+    def check_options(self, options: Mapping[str, str]) -> list[str]:
+        """Problems with a combination of its options (each option is already one of its
+        choices); [] when they go together."""
+        return []
 
     def summary(self, options: Mapping[str, str]) -> str:
         """One console line: what a push does on this OS with these options."""

@@ -12,10 +12,13 @@ SIGNALS = Signals(
     pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
     pfc_tx='eos_pfc_out_frames{f, priority_index="{q}"}',
     watchdog="eos_pfcwd_stuck_count{f}",
-    # EOS names queues by their number, possibly with a type prefix (UC3): match the digit.
-    ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
+    # EOS counts ECN marks only on a queue with `random-detect ecn count`, which the plan
+    # puts on the RoCE queue alone (the one with ECN thresholds), so marks elsewhere never
+    # show in ecn-marked-pkts: the ANTA catalog checks the cause (ECN configured on another
+    # queue, VerifyRunningConfig) instead of an alert that cannot fire.
+    ecn_other=None,
     lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
-    bgp_up="eos_bgp_session_state{f}", bgp_flaps=None, bgp_peer="neighbor",
+    bgp_down="eos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
     bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
     oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
     speed="eos_intf_port_speed{f}", speed_per_gbps=1000,

@@ -46,27 +46,32 @@ class EosOutputs(Outputs):
         mon = ctx.intent.monitoring
         tls = (f"TLS from SSL profile `{mon.eos_gnmi_ssl_profile}` (create it under "
                "`management security` with the switch's certificate; `fabgen push` keeps "
-               "that section); on the collector GNMIC_TLS_CA"
+               "that section); in gnmic's environment GNMIC_TLS_CA"
                if mon.eos_gnmi_ssl_profile else
                "no TLS (monitoring.eos_gnmi_ssl_profile is not set: the password crosses the "
                "network in clear text)")
         return [
             f"- EOS gNMI: the config enables `management api gnmi` / `transport grpc` on port "
             f"{mon.eos_gnmi_port}" + (f" in VRF {mon.eos_gnmi_vrf}" if mon.eos_gnmi_vrf else "")
-            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD (an EOS account)."]
+            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD in its environment "
+            "(an EOS account)."]
 
     def post_deploy_howto(self, ctx: RenderContext, bfd: bool) -> str:
         mon = ctx.intent.monitoring
-        return ("- EOS: `bash verify/anta-check.sh verify/anta-inventory.yaml [traffic "
-                "command]` (each switch reached at its name: resolve it or put its "
-                "management address in the inventory): clears the counters (`anta exec "
-                "clear-counters`), runs your RoCE traffic test or waits "
-                f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
-                "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "
-                "lossless queue, PFC frames within the `PfcPauseRate` budget of the window"
+        return ("- EOS: `FABGEN_INTENT=INTENT bash verify/anta-check.sh "
+                "verify/anta-inventory.yaml [traffic command]` (each switch reached at its "
+                "name: resolve it or put its management address in the inventory): "
+                "snapshots the PFC and queue-drop counters (`anta exec snapshot`), runs "
+                f"your RoCE traffic test or waits {mon.verify_window_s} s, snapshots "
+                "again and compares the two (`fabgen verify-counters`: PFC frames within "
+                "the `PfcPauseRate` alert's rate times the elapsed time, no drop on the "
+                "lossless queue"
                 + (", ECN marks within monitoring.verify_ecn_marks_max"
                    if mon.verify_ecn_marks_max is not None else "")
-                + ", watchdog and ECN-counting settings.")
+                + "; no counter is cleared, any window length holds), then runs "
+                "`verify/anta-catalog.yaml`: status, speed, MTU, LLDP, BGP"
+                + (", BFD" if bfd else "") + ", the watchdog and ECN-counting settings, "
+                "and ECN configured on no queue but the RoCE one.")
 
     def underlay_caveats(self, ctx: RenderContext) -> list[str]:
         return ["- EOS installs at most its ASIC's ECMP group size, which `show bgp "

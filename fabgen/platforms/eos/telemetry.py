@@ -12,12 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen import templating
-from fabgen.platforms.common.gnmic import (
-    CREDENTIALS_ENV,
-    SAMPLE_INTERVAL,
-    TLS_ENV,
-    gnmic_target,
-)
+from fabgen.platforms.common.gnmic import SAMPLE_INTERVAL, gnmic_target
 from fabgen.topology.model import Fabric, Switch
 
 __all__ = ["EOS_ENV", "EOS_ENV_CLEAR", "GNMIC_EOS", "PROMETHEUS_PORT", "eos_gnmic",
@@ -28,20 +23,22 @@ GNMIC_EOS = "telemetry/gnmic-eos.yaml"
 # takes the next port so both can run on one host.
 PROMETHEUS_PORT = 9805
 
-EOS_ENV = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI), "
-           "GNMIC_TLS_CA (CA of the switches' certificates).")
-EOS_ENV_CLEAR = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed "
-                 "gNMI). No TLS: monitoring.eos_gnmi_ssl_profile is not set, so the password "
-                 "crosses the network in clear text.")
+EOS_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_USERNAME "
+           "and GNMIC_PASSWORD (an EOS account allowed gNMI), GNMIC_TLS_CA (CA of the "
+           "switches' certificates).")
+EOS_ENV_CLEAR = ("Environment (gnmic's global flags, which every target inherits): "
+                 "GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI). No TLS: "
+                 "monitoring.eos_gnmi_ssl_profile is not set, so the password crosses the "
+                 "network in clear text.")
 
 
 def eos_tls(ssl_profile: str | None) -> dict[str, Any]:
-    """EOS authenticates gNMI with the switch's AAA (username and password); it serves TLS
-    only with an SSL profile on `transport grpc` (monitoring.eos_gnmi_ssl_profile)."""
+    """EOS authenticates gNMI with the switch's AAA (username and password, from GNMIC_USERNAME
+    and GNMIC_PASSWORD); it serves TLS only with an SSL profile on `transport grpc`
+    (monitoring.eos_gnmi_ssl_profile)."""
     if ssl_profile is None:
-        return {"insecure": True, **CREDENTIALS_ENV}
-    return {"insecure": False, "skip-verify": False, "tls-ca": TLS_ENV["tls-ca"],
-            **CREDENTIALS_ENV}
+        return {"insecure": True}
+    return {"insecure": False, "skip-verify": False}
 
 
 def eos_names_source() -> str:

@@ -1,10 +1,12 @@
 """The series SONiC's collector (gnmic + sonic-gnmi COUNTERS_DB/APPL_DB/STATE_DB,
 telemetry.sonic_gnmic) produces for the alerting rules: the SAI counter names of sonic-swss
-(SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...)."""
+(SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...); BGP state from FRR's BGP4-MIB by
+snmp_exporter (snmp.py)."""
 
 from __future__ import annotations
 
 from fabgen.platforms.contract.outputs import Signals
+from fabgen.platforms.sonic import snmp
 
 __all__ = ["SIGNALS"]
 
@@ -16,12 +18,19 @@ SIGNALS = Signals(
     watchdog="sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED{f}",
     ecn_other='sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS{f, queue!="{q}"}',
     lossless_drops='sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS{f, queue="{q}"}',
-    bgp_up="sonic_bgp_established{f}", bgp_flaps=None, bgp_peer="neighbor",
+    # BGP4-MIB bgpPeerState from FRR bgpd's AgentX subagent through the switch's snmpd, by
+    # snmp_exporter (snmp.py: bgpmon, STATE_DB NEIGH_STATE_TABLE's writer, does not run
+    # under frrcfgd). 6 is established.
+    bgp_down=f"sonic_bgp_peer_state{{f}} != {snmp.ESTABLISHED}", bgp_flaps=None,
+    bgp_peer=snmp.PEER_LABEL,
     # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
     # holds only sessions created through APPL_DB for hardware offload (sonic-swss
     # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
-    # BGP config does not ask for. `fabgen verify` reads `show bfd peers json` instead.
+    # BGP config does not ask for, and bfdd has no SNMP module. A BFD failure takes the BGP
+    # session down (BgpSessionDown); `fabgen verify` reads `show bfd peers json`.
     bfd_up=None,
+    bgp_unknown=("(up{job} == 0) or (up{job} == 1 unless on(source) "
+                 "group by (source) (sonic_bgp_peer_state{f}))"),
     # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
     # falls back to counting changes of the sampled oper state.
     oper_up="sonic_port_state_oper_up{f}", carrier="sonic_port_state_flap_count{f}",

@@ -51,6 +51,13 @@ class SonicFacts(Facts):
         native, k, width = split_port(port, breakout, lanes)
         return f"Ethernet{(native - 1) * lanes + k * width}"
 
+    def device_sku(self, model: str, breakout: int) -> str | None:
+        """DEVICE_METADATA hwsku: the published SKU of the model and split (data/skus.py);
+        the port, buffer and QoS tables are that SKU's."""
+        known = skus.models().get(model)
+        sku = known.for_split(breakout) if known is not None else None
+        return sku.hwsku if sku is not None else None
+
     def lldp_port_ids(self, model: str, breakout: int, port: int, name: str) -> tuple[str, ...]:
         """The name, and the PORT alias: SONiC's lldpmgrd configures `lldp portidsubtype local
         <alias>` from CONFIG_DB PORT.alias (sonic-buildimage dockers/docker-lldp/lldpmgrd), so a

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fabgen.intent.models import MonitoringSpec
-from fabgen.platforms.common.gnmic import collector_yaml
+from fabgen.platforms.common.gnmic import SAMPLE_INTERVAL, collector_yaml
 from fabgen.platforms.contract.outputs import Outputs
-from fabgen.platforms.sonic import alerts, headroom, telemetry, verify
+from fabgen.platforms.sonic import alerts, headroom, snmp, telemetry, verify
 from fabgen.platforms.sonic.facts import FACTS
 from fabgen.platforms.sonic.target import TARGET, report_notes
 from fabgen.qos import QosPlan
@@ -24,6 +24,22 @@ __all__ = ["OUTPUTS", "SonicOutputs"]
 # Where the SONiC runbook puts the gNMI server's certificate, key and CA (any path works; these
 # are the file names sonic-mgmt's telemetry tests use, /etc/sonic/telemetry/).
 SONIC_CERT_DIR = "/etc/sonic/telemetry"
+
+# sonic-buildimage dockers/docker-fpm-frr/base_image_files/TS writes BGP_DEVICE_GLOBAL|STATE
+# tsa_enabled, which only bgpcfgd reads (sonic-bgpcfgd managers_device_global.py); frrcfgd has no
+# handler. sonic-utilities config/main.py (691b1bbc) `config bgp shutdown all|neighbor` writes
+# BGP_NEIGHBOR admin_status, which frrcfgd applies (`neighbor <ip> shutdown`, frrcfgd.py:1869);
+# `neighbor` finds rows by the bare address (the rows are `default|<ip>`) or by exact `name`.
+SONIC_DRAIN = (
+    "- SONiC drain: `sudo TSA` drains nothing on these switches (it sets BGP_DEVICE_GLOBAL "
+    "tsa_enabled, which only bgpcfgd applies; they run frrcfgd) and `fabgen verify` reports "
+    "such a request. Drain a switch with `sudo config bgp shutdown all`, bring it back with "
+    "`sudo config bgp startup all`; every session to one peer switch with `sudo config bgp "
+    "shutdown neighbor <peer switch name>` (the BGP_NEIGHBOR name is the peer's hostname). One "
+    "session of several parallel links: `sudo sonic-db-cli CONFIG_DB hset "
+    "'BGP_NEIGHBOR|default|<peer address>' admin_status down` (`config bgp shutdown neighbor "
+    "<address>` looks the address up without its VRF and finds nothing). `sudo TSB` clears a "
+    "stray TSA request.")
 
 
 class SonicOutputs(Outputs):
@@ -46,13 +62,33 @@ class SonicOutputs(Outputs):
     spare_ports_note = ("SONiC `admin_status down` with every QoS, buffer and watchdog table")
 
     def telemetry(self, ctx: RenderContext, switches: Sequence[Switch]) -> Artifacts:
-        return {telemetry.GNMIC_SONIC: collector_yaml(
-            telemetry.sonic_gnmic(ctx.fabric, list(switches), ctx.intent.monitoring.gnmi_port),
-            "gnmic --config telemetry/gnmic-sonic.yaml subscribe", telemetry.SONIC_ENV)}
+        return {
+            telemetry.GNMIC_SONIC: collector_yaml(
+                telemetry.sonic_gnmic(ctx.fabric, list(switches),
+                                      ctx.intent.monitoring.gnmi_port),
+                "gnmic --config telemetry/gnmic-sonic.yaml subscribe", telemetry.SONIC_ENV),
+            snmp.SNMP_EXPORTER: collector_yaml(
+                snmp.exporter_config(),
+                f"snmp_exporter --config.file={snmp.SNMP_EXPORTER} "
+                "--config.expand-environment-variables (snmp_exporter 0.26 or later)",
+                telemetry.SNMP_ENV),
+            snmp.SCRAPE: collector_yaml(
+                snmp.scrape_config(ctx.fabric, list(switches), SAMPLE_INTERVAL),
+                f"Prometheus scrape_config_files: [{snmp.SCRAPE}] (SONiC BGP state "
+                "through snmp_exporter)"),
+        }
 
     def collector_howto(self, ctx: RenderContext) -> str:
+        # Two collectors, in the report's list of them: gnmic, and snmp_exporter for BGP.
         return (f"`gnmic --config {telemetry.GNMIC_SONIC} subscribe` (Prometheus on "
-                f":{telemetry.PROMETHEUS_PORT})")
+                f":{telemetry.PROMETHEUS_PORT}); for SONiC's BGP state `snmp_exporter "
+                f"--config.file={snmp.SNMP_EXPORTER} --config.expand-environment-variables` "
+                f"(0.26 or later) with `{snmp.SCRAPE}` in Prometheus's "
+                "scrape_config_files: FRR's BGP4-MIB through each switch's snmpd, "
+                "which needs an SNMPv3 user on every switch (`sudo config snmp user "
+                "add <user> priv ro sha <auth password> aes <priv password>`; the "
+                "exporter reads FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD, "
+                "FABGEN_SNMP_PRIV_PASSWORD)")
 
     def telemetry_setup(self, ctx: RenderContext) -> list[str]:
         """How to make each switch's gNMI server reachable by the collector, with TLS."""
@@ -69,8 +105,12 @@ class SonicOutputs(Outputs):
             "hset 'GNMI_CLIENT_CERT|<collector CN>' role@ gnmi_readonly`, `config save -y`, "
             "`systemctl restart gnmi` (releases with the older `telemetry` container: the "
             "`TELEMETRY|certs` / `TELEMETRY|gnmi` keys and `systemctl restart telemetry`). "
-            "`fabgen push` keeps these tables. On the collector: GNMIC_TLS_CA, GNMIC_TLS_CERT, "
+            "`fabgen push` keeps these tables. On the collector, in gnmic's environment (its "
+            "global flags, which every target inherits): GNMIC_TLS_CA, GNMIC_TLS_CERT, "
             "GNMIC_TLS_KEY (the client certificate whose CN you listed)."]
+
+    def maintenance_howto(self, ctx: RenderContext) -> list[str]:
+        return [SONIC_DRAIN]
 
     def findings(self, sw: ExpectedSwitch, texts: Mapping[str, str], plan: QosPlan,
                  limits: MonitoringSpec, checks: tuple[str, ...],

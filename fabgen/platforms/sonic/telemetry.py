@@ -1,11 +1,13 @@
 """SONiC telemetry: `telemetry/gnmic-sonic.yaml`, gnmic (openconfig/gnmic) subscribing to SONiC's
 gNMI server (sonic-gnmi): COUNTERS_DB port counters (PFC frames per priority), queue counters
 (ECN marks, drops, watermarks, the PFC watchdog of the watched queues) and priority-group
-watermarks; APPL_DB PORT_TABLE (oper status), STATE_DB PORT_TABLE (operational speed) and
-NEIGH_STATE_TABLE (BGP state, written by bgpmon), on change. Paths and answers: sonic-gnmi
-sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b); COUNTERS_DB answers are
-keyed by port alias, which the processor (templates/sonic-split.star.j2) maps back to SONiC
-names. Counters are sampled every 10 s (common.gnmic.SAMPLE_INTERVAL): SONiC polls queue,
+watermarks; APPL_DB PORT_TABLE (oper status) and STATE_DB PORT_TABLE (operational speed).
+Paths and answers: sonic-gnmi sonic_data_client/virtual_db.go and its testdata (commit
+5ec1c20b); COUNTERS_DB answers are keyed by port alias, which the processor
+(templates/sonic-split.star.j2) maps back to SONiC names. BGP state is not there: STATE_DB
+NEIGH_STATE_TABLE is bgpmon's, which the bgp container does not run under fabgen's routing
+design (frrcfgd); snmp.py's snmp_exporter files read it from FRR's BGP4-MIB instead.
+Counters are sampled every 10 s (common.gnmic.SAMPLE_INTERVAL): SONiC polls queue,
 PG-drop and WRED/ECN counters every 10 s by default (port counters every 1 s;
 sonic-utilities counterpoll/main.py `show` defaults), so a faster sample repeats queue values.
 """
@@ -15,28 +17,33 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen import templating
-from fabgen.platforms.common.gnmic import SAMPLE_INTERVAL, TLS_ENV, gnmic_target, starlark
+from fabgen.platforms.common.gnmic import SAMPLE_INTERVAL, gnmic_target, starlark
 from fabgen.platforms.sonic.target import port_aliases
 from fabgen.topology.model import Fabric, Switch
 
-__all__ = ["GNMIC_SONIC", "PROMETHEUS_PORT", "SONIC_ENV", "SONIC_SUBSCRIPTIONS", "sonic_gnmic",
-           "sonic_layouts", "sonic_split_program", "sonic_split_source", "sonic_tls"]
+__all__ = ["GNMIC_SONIC", "PROMETHEUS_PORT", "SNMP_ENV", "SONIC_ENV", "SONIC_SUBSCRIPTIONS",
+           "sonic_gnmic", "sonic_layouts", "sonic_split_program", "sonic_split_source", "sonic_tls"]
 
 GNMIC_SONIC = "telemetry/gnmic-sonic.yaml"
 # gnmic's prometheus output defaults to :9804.
 PROMETHEUS_PORT = 9804
 
-SONIC_ENV = ("Environment: GNMIC_TLS_CA (CA of the switches' gNMI certificates), "
-             "GNMIC_TLS_CERT and GNMIC_TLS_KEY (this collector's client certificate, its "
-             "common name in each switch's GNMI_CLIENT_CERT table).")
+SONIC_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_TLS_CA "
+             "(CA of the switches' gNMI certificates), GNMIC_TLS_CERT and GNMIC_TLS_KEY (this "
+             "collector's client certificate, its common name in each switch's "
+             "GNMI_CLIENT_CERT table).")
+SNMP_ENV = ("Environment: FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD and "
+            "FABGEN_SNMP_PRIV_PASSWORD, the SNMPv3 user each SONiC switch has (`sudo config "
+            "snmp user add <user> priv ro sha <auth password> aes <priv password>`).")
 
 
 def sonic_tls() -> dict[str, Any]:
     """sonic-gnmi without certificates runs with --noTLS bound to 127.0.0.1 (sonic-buildimage
     dockers/docker-sonic-gnmi/gnmi-native.sh), so a remote collector always dials TLS. The
     client authenticates with its certificate (GNMI|gnmi user_auth cert, the default; its
-    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly)."""
-    return {"insecure": False, "skip-verify": False, **TLS_ENV}
+    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly): GNMIC_TLS_CERT and
+    GNMIC_TLS_KEY, inherited from the global flags."""
+    return {"insecure": False, "skip-verify": False}
 
 
 # Every subscription samples, states too: gnmic's Prometheus output deletes a series that has
@@ -67,8 +74,6 @@ SONIC_SUBSCRIPTIONS: dict[str, tuple[str, str, str, str, str]] = {
     # speed as the link came up (portsorch updateDbPortOperSpeed writes STATE_DB PORT_TABLE
     # speed in Mb/s, N/A when unknown); APPL_DB's speed is only the configured one.
     "sonic-port-oper": ("STATE_DB", "PORT_TABLE", "sample", "port_oper", ""),
-    # state per neighbour address, written by bgpmon.
-    "sonic-bgp-state": ("STATE_DB", "NEIGH_STATE_TABLE", "sample", "bgp", ""),
 }
 
 
@@ -109,8 +114,8 @@ def sonic_gnmic(fabric: Fabric, switches: list[Switch], port: int) -> dict[str, 
     sonic_port_<SAI_PORT_STAT_...>{source, interface}, sonic_queue_<SAI_QUEUE_STAT_... |
     PFC_WD_...>{source, interface, queue}, sonic_pg_<SAI_INGRESS_PRIORITY_GROUP_STAT_...>{source,
     interface, pg}, sonic_port_state_oper_up{source, interface}, sonic_port_oper_speed (Mb/s)
-    {source, interface}, sonic_bgp_established{source, neighbor}. `interface` is the SONiC
-    name (Ethernet0) whatever alias sonic-gnmi keyed the answer by.
+    {source, interface}. `interface` is the SONiC name (Ethernet0) whatever alias sonic-gnmi
+    keyed the answer by. (BGP: snmp.py, sonic_bgp_peer_state{source, neighbor}.)
     """
     def subscription(db: str, path: str, mode: str) -> dict[str, Any]:
         sub: dict[str, Any] = {"target": db, "paths": [path], "mode": "stream",

@@ -53,6 +53,8 @@ SAVED = (
               "routing mode and role (DEVICE_METADATA)"),
     SavedFile("golden.json", "sudo cat /etc/sonic/golden_config_db.json",
               "the routing mode db_migrator keeps (golden_config_db.json)"),
+    SavedFile("bgp-device-global.json", "sonic-cfggen -d --var-json BGP_DEVICE_GLOBAL",
+              "a TSA drain request (BGP_DEVICE_GLOBAL|STATE tsa_enabled)"),
 )
 # What the collect script says clears the counters verify reads.
 CLEAR = "sonic-clear pfccounters; sonic-clear queuecounters; sonic-clear pfcwd"
@@ -97,16 +99,17 @@ def parse_number(text: str) -> int | None:
     return int(cleaned) if cleaned.isdigit() else None
 
 
-def device_metadata(text: str, what: str) -> dict[str, Any]:
+def device_metadata(text: str, what: str, key: str = "localhost") -> dict[str, Any]:
     """DEVICE_METADATA|localhost from `sonic-cfggen -d --var-json DEVICE_METADATA` ({"localhost":
     {...}}) or from a golden_config_db.json ({"DEVICE_METADATA": {"localhost": {...}}}); {} for
-    an empty file (no golden file on the switch)."""
+    an empty file (no golden file on the switch). Another table's row the same way (`key`:
+    BGP_DEVICE_GLOBAL's STATE)."""
     if not text.strip():
         return {}
     data = saved.load_json(text, what)
     if isinstance(data, dict) and isinstance(data.get("DEVICE_METADATA"), dict):
         data = data["DEVICE_METADATA"]
-    local = data.get("localhost") if isinstance(data, dict) else None
+    local = data.get(key) if isinstance(data, dict) else None
     return local if isinstance(local, dict) else {}
 
 
@@ -155,10 +158,31 @@ _ROUTING = (
 )
 
 
+# `sudo TSA` writes BGP_DEVICE_GLOBAL|STATE tsa_enabled (sonic-buildimage
+# dockers/docker-fpm-frr/base_image_files/TS); only bgpcfgd acts on it (sonic-bgpcfgd
+# managers_device_global.py), and frrcfgd, which this design runs, has no handler for the
+# table: the switch keeps carrying traffic. The drain that works: `sudo config bgp shutdown all`
+# (BGP_NEIGHBOR admin_status, which frrcfgd applies as `neighbor ... shutdown`).
+_TSA_NOT_APPLIED = ("no TSA request: frrcfgd never applies BGP_DEVICE_GLOBAL tsa_enabled, "
+                    "so the switch is not drained (drain with `sudo config bgp shutdown all`, "
+                    "undo with `sudo config bgp startup all`; clear the request with `sudo "
+                    "TSB`)")
+
+
 def _routing(sw: ExpectedSwitch, texts: Mapping[str, str]) -> list[Finding]:
     out = []
+    if "bgp-device-global.json" in texts:
+        state = device_metadata(texts["bgp-device-global.json"], "bgp-device-global.json",
+                                key="STATE")
+        if state.get("tsa_enabled") == "true":
+            out.append(Finding(sw.name, "", "routing", _TSA_NOT_APPLIED,
+                               "tsa_enabled true: drain requested but not applied"))
     if "device-metadata.json" in texts:
         meta = device_metadata(texts["device-metadata.json"], "device-metadata.json")
+        if sw.hwsku is not None and meta.get("hwsku") != sw.hwsku:
+            out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA hwsku {sw.hwsku} (the "
+                               "port, buffer and QoS tables are that SKU's)",
+                               str(meta.get("hwsku", "not set"))))
         for field, value, why in _ROUTING:
             if meta.get(field) != value:
                 out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA {field} {value} "

@@ -1,5 +1,6 @@
-"""SONiC's push face (contract/push.py): its driver and the `--sonic-apply` option, where its
-rendered files are, how `fabgen diff` reads its configs and backups, and `fabgen frr-lab`."""
+"""SONiC's push face (contract/push.py): its driver, the `--sonic-apply` and
+`--sonic-change-hwsku` options, where its rendered files are, how `fabgen diff` reads its
+configs and backups."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ APPLY = PushOption("apply", ("reload", "replace"), "reload",
                    "how the uploaded config_db.json is applied: `config reload -y` (restarts "
                    "services) or `config replace` (GCU, changes in place)")
 
+CHANGE_HWSKU = PushOption("change-hwsku", ("no", "yes"), "no",
+                          "push to a SONiC switch whose running HwSKU differs from the "
+                          "render's, writing the render's (with `config reload`); refused "
+                          "without it", flag=True)
+
 
 class SonicPush(Push):
     facts = FACTS
@@ -25,7 +31,7 @@ class SonicPush(Push):
     config_path = "sonic/{name}/config_db.json"
     # golden_config_db.json: db_migrator keeps the routing mode with it.
     extra_paths: ClassVar[Mapping[str, str]] = {"golden": "sonic/{name}/golden_config_db.json"}
-    options = (APPLY,)
+    options = (APPLY, CHANGE_HWSKU)
     kinds = backup.KINDS
     backup_names: ClassVar[Mapping[str, str]] = {
         "config_db.json": "sonic", "golden_config_db.json": "sonic-golden", "frr.conf": "frr",
@@ -37,7 +43,14 @@ class SonicPush(Push):
     def connect(self, conn: Any, run_id: str, timeout: float, apply_timeout: float,
                 host: str | None, options: Mapping[str, str]) -> Driver:
         return SonicDriver(conn, run_id, timeout, apply_timeout,
-                           apply=options.get("apply", APPLY.default), host=host)
+                           apply=options.get("apply", APPLY.default), host=host,
+                           change_hwsku=options.get("change-hwsku") == "yes")
+
+    def check_options(self, options: Mapping[str, str]) -> list[str]:
+        if options.get("change-hwsku") == "yes" and options.get("apply", APPLY.default) != "reload":
+            return ["--sonic-change-hwsku needs --sonic-apply reload: the containers read the "
+                    "SKU's files when they start, and `config replace` restarts none"]
+        return []
 
     def summary(self, options: Mapping[str, str]) -> str:
         apply = "reload -y" if options.get("apply", APPLY.default) == "reload" else "replace"
