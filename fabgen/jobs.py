@@ -51,8 +51,8 @@ def paused_gc() -> Iterator[None]:
     A full render of a fabric makes a few hundred reference cycles at most (measured with
     gc.collect() after renders of 8k to 131k GPUs), so the collector finds next to nothing,
     but its passes traverse every live object, and they run more often the more objects are
-    made: on a 528-switch EOS fabric they were 40% of the render. Collection resumes on the
-    way out; an enclosing pause is left as it was.
+    made: on a 528-switch fabric of CLI configs, they were 40% of the render. Collection
+    resumes on the way out; an enclosing pause is left as it was.
     """
     if not gc.isenabled():
         yield

@@ -75,7 +75,7 @@ class QosPlan:
     speed_gbps: int
     mtu_note: str = ""  # why fabgen chose mtu/host_mtu (empty when the intent set both)
     core_cable_length_m: int | None = None  # spine-to-core links (None: fabric_cable_length_m)
-    buffer_model: str = "auto"  # SONiC: auto | traditional | dynamic
+    buffer_model: str = "auto"  # auto | a platform's buffer model (its facts' buffer_models)
     cable_defaults: tuple[str, ...] = ()  # cable-length fields the intent left to their default
 
     def cable_m(self, kind: str) -> int:
@@ -169,7 +169,8 @@ def plan(intent: Intent) -> QosPlan:
                            DEFAULT_PRIORITY, DEFAULT_PRIORITY, DEFAULT_PRIORITY, False, "dwrr",
                            q.scheduler.default_weight, False)
     wd = q.pfc_watchdog
-    # Poll at most every 100 ms (Cumulus' floor and SONiC's usual value) and at least twice
+    # Poll at most every 100 ms (Capabilities.min_watchdog_ms of every registered
+    # platform, each cited in its facts) and at least twice
     # per detection window, so a storm is seen within the detection time.
     poll = max(100, min(wd.detection_ms // 2, 1000))
     return QosPlan(

@@ -18,8 +18,8 @@ class _ResourceLoader(jinja2.BaseLoader):
     """Templates read through importlib.resources (a wheel, a zip or an editable checkout).
 
     A name `<dir>/<file>` is the core's `templates/<dir>/<file>`, or a platform's own
-    `platforms/<dir>/templates/<file>` (its folder holds its templates: `eos/device.j2` is
-    fabgen/platforms/eos/templates/device.j2). One name in both places is an error, so neither
+    `platforms/<dir>/templates/<file>` (its folder holds its templates: `<os>/x.j2` is
+    fabgen/platforms/<os>/templates/x.j2). One name in both places is an error, so neither
     can shadow the other."""
 
     def get_source(self, environment: jinja2.Environment,

@@ -1,7 +1,7 @@
 """The underlay plan: BGP timers, BFD, ECMP width and load balancing of a RoCE fabric.
 
 One plan for every switch platform, resolved from the intent's `underlay` and `load_balancing`
-sections, the way qos.py resolves the QoS plan: the SONiC, EOS and NVUE targets print these
+sections, the way qos.py resolves the QoS plan: every platform's switch target prints these
 values and invent none. `check` refuses, at load time and blamed on the intent's fields, what a
 platform cannot express: more equal-cost paths than it installs, a hash field it cannot read,
 adaptive load balancing where it has none.
@@ -39,7 +39,7 @@ __all__ = [
 
 Mode = Literal["hash", "adaptive"]
 
-# Name of the BFD profile FRR (SONiC) and later Cumulus releases attach to the BGP peers.
+# Name of the BFD profile the platforms' FRR-based BGP configs attach to the BGP peers.
 BFD_PROFILE = "fabgen"
 
 # The ECMP hash's default input: the RoCEv2 5-tuple, which every registered platform's hash

@@ -202,7 +202,7 @@ def test_counters_compare_deltas_for_any_window(tmp_path: Path, cli) -> None:  #
     """A 30-minute run at a normal 200 pauses/s on counters never cleared passes (the old
     catalog's 357,600-frame threshold for 300 s failed it, and any day-old counter); a storm on
     one port, or one lossless drop, fails and is named."""
-    from fabgen.verify import counters
+    from fabgen.platforms.eos import counters
 
     ports = [p.name for p in expected_switches(
         FabricIndex(build(load(MIXED).intent)), qos.plan(load(MIXED).intent),
@@ -241,7 +241,7 @@ def test_counters_compare_deltas_for_any_window(tmp_path: Path, cli) -> None:  #
 
 
 def test_ecn_marks_are_bounded_when_the_intent_sets_a_budget(tmp_path: Path) -> None:
-    from fabgen.verify import counters
+    from fabgen.platforms.eos import counters
 
     budget = counters.Budget(pause_pps=1192, pfc_frames_max=None, lossless_queue=3,
                              ecn_marks_max=1_000_000)

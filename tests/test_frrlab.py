@@ -23,12 +23,12 @@ import pytest
 import yaml
 
 from fabgen import qos
-from fabgen.frrlab import lab as frrlab
-from fabgen.frrlab import model
-from fabgen.frrlab.netns import SNMP_USER, available, snmp_available
-from fabgen.frrlab.run import from_context, run_lab
 from fabgen.intent import load
 from fabgen.platforms.sonic import snmp as sonic_snmp
+from fabgen.platforms.sonic.frrlab import lab as frrlab
+from fabgen.platforms.sonic.frrlab import model
+from fabgen.platforms.sonic.frrlab.netns import SNMP_USER, available, snmp_available
+from fabgen.platforms.sonic.frrlab.run import from_context, run_lab
 from fabgen.targets.base import RenderContext
 from fabgen.topology.build import build
 from tests import snmp_exporter_model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -181,3 +182,47 @@ def test_the_circle_this_check_replaced_would_fail(tmp_path: Path) -> None:
         "imports fabgen.intent.semantic (5 intent loading), a higher layer") for p in found)
     assert any(p.startswith("import circle:") and "fabgen.intent.semantic" in p
                and "fabgen.topology.build" in p for p in found)
+
+
+def _platform_of(module: str, names: tuple[str, ...]) -> str | None:
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[:2] == ["fabgen", "platforms"] and parts[2] in names:
+        return parts[2]
+    return None
+
+
+def platform_import_problems(known: dict[str, Path], names: tuple[str, ...]) -> list[str]:
+    """The platform rules of docs/architecture.md: only the registry imports a platform's
+    folder; a platform imports no other platform and no registry; the package `__init__`s under
+    fabgen/platforms/ import nothing (the intent models import the registry at layer 2)."""
+    out = []
+    for imp in imports(known):
+        owner, target = _platform_of(imp.importer, names), _platform_of(imp.imported, names)
+        registry = imp.importer.startswith("fabgen.platforms.registry")
+        if target is not None and owner != target and not registry:
+            out.append(f"{imp.importer}:{imp.line} imports {imp.imported}: only "
+                       "fabgen.platforms.registry imports a platform")
+        if owner is not None and imp.imported.startswith("fabgen.platforms.registry"):
+            out.append(f"{imp.importer}:{imp.line} imports {imp.imported}: a platform knows "
+                       "itself through its facts, not the registry")
+        if (imp.importer.startswith("fabgen.platforms")
+                and known[imp.importer].name == "__init__.py"):
+            out.append(f"{imp.importer} imports {imp.imported}: a platforms package's "
+                       "__init__ imports nothing")
+    return out
+
+
+def test_only_the_registry_imports_a_platform() -> None:
+    assert platform_import_problems(modules(ROOT, "fabgen"), _platforms()) == []
+
+
+def test_the_platform_rules_bite(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "fabgen", tmp_path / "fabgen",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "fabgen/targets/odd.py").write_text(
+        "from fabgen.platforms.eos import facts\n")
+    (tmp_path / "fabgen/platforms/nvue/odd.py").write_text(
+        "from fabgen.platforms.sonic import facts\nfrom fabgen.platforms.registry import push\n")
+    found = platform_import_problems(modules(tmp_path, "fabgen"), _platforms())
+    assert len(found) == 3, found
+    assert any(f.startswith("fabgen.targets.odd:1 imports fabgen.platforms.eos") for f in found)

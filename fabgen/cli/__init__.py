@@ -37,11 +37,18 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "whatif": check_commands.cmd_whatif,
     "verify-cabling": check_commands.cmd_verify_cabling,
     "verify": check_commands.cmd_verify,
-    "verify-counters": check_commands.cmd_verify_counters,
-    "frr-lab": check_commands.cmd_frr_lab,
     "push": push_command.cmd_push,
     "init": intent_commands.cmd_init,
 }
+
+
+def _command(name: str) -> Callable[[argparse.Namespace, Console], int]:
+    """A command of the CLI's own, or one a platform brings (its push face's `commands`)."""
+    if name in COMMANDS:
+        return COMMANDS[name]
+    from fabgen.platforms.registry import push as platforms
+
+    return next(c.run for c in platforms.commands() if c.name == name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(quiet=getattr(args, "quiet", False),
                       color=False if args.no_color else None)
     try:
-        code = COMMANDS[args.command](args, console)
+        code = _command(args.command)(args, console)
         sys.stdout.flush()  # a closed pipe shows here, not at exit as "Exception ignored"
         return code
     except BrokenPipeError:

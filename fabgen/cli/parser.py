@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write nothing; exit 1 if DIR differs from a fresh render")
     p.add_argument("--only", action="append", metavar="TARGETS",
                    help="render only these targets or groups, comma-separated (switches, hosts, "
-                        "infiniband, cabling, report, sonic, eos, nvue, nic, nccl, ...)")
+                        "infiniband, cabling, report, nic, nccl, a platform's name, ...)")
     p.add_argument("--devices", metavar="PATTERN",
                    help="render per-device files only for devices matching a glob "
                         "(e.g. 'leaf-su1-*'); fabric-wide files are kept")
@@ -109,11 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=textwrap.fill(
                     "Compare OLD and NEW, each a render directory, git:REV:PATH (PATH from "
                     "the repository's top, as in git), or a directory of device backups "
-                    "(Oxidized/RANCID: one file per device, or a copy of a render's eos/, "
-                    "nvue/ or sonic/). Every file by its kind: JSON/YAML key by key (order "
-                    "ignored; several YAML documents matched by kind and name), SONiC by "
-                    "table, NVUE by `nv set` path, EOS and FRR by section, cable tables cable "
-                    "by cable (matched by both ends), scripts and env files by line. Against "
+                    "(Oxidized/RANCID: one file per device, or a copy of a render's platform "
+                    "folder). Every file by its kind: JSON/YAML key by key (order "
+                    "ignored; several YAML documents matched by kind and name), device configs "
+                    "as their platform structures them (by table, `set` path or section), "
+                    "cable tables cable by cable (matched by both ends), scripts and env "
+                    "files by line. Against "
                     "backups, only what fabgen owns, cut the same way on both sides. The "
                     "summary line comes first; on a terminal the text goes through $PAGER.",
                     width=90),
@@ -133,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the same as --format json")
     p.add_argument("--all", action="store_true",
                    help="against backups, compare everything, not only what fabgen renders "
-                        "(SONiC tables, EOS/FRR sections, NVUE paths)")
+                        "(every table, section or path of a device config)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
     p.add_argument("--no-pager", action="store_true",
                    help="never page (the text is paged only when stdout is a terminal)")
@@ -197,11 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print findings as JSON")
 
     p = command(
-        "verify", help="compare SONiC/NVUE switches' saved show outputs with the plan",
+        "verify", help="compare switches' saved show outputs with the plan",
         description="Read DIR/<switch>/ (the files verify/collect-<platform>.sh saves: LLDP, "
-                    "interfaces, SONiC's routing mode and golden file, BGP, BFD, PFC and PFC "
-                    "watchdog) and report every port, neighbour or session that differs from "
-                    "the plan. EOS switches: run verify/anta-catalog.yaml with ANTA.",
+                    "interfaces, BGP, BFD and what each platform adds, such as its routing "
+                    "mode, PFC and PFC watchdog) and report every port, neighbour or session "
+                    "that differs from the plan. A platform with no collect script is checked "
+                    "by its own tool: the report's \"How to check it\" names it.",
         epilog="example:\n  fabgen verify pod-a.yaml saved/ --devices 'leaf-*'\n\n"
                "exit codes: 0 every switch matches, 1 mismatches, invalid input or usage error")
     p.add_argument("intent", metavar="INTENT")
@@ -212,63 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "bfd, pfc, pfc-watchdog (default: all)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    p = command(
-        "verify-counters", help="compare two ANTA snapshots of EOS counters with the plan",
-        description="Read two `anta exec snapshot` directories taken before and after a window "
-                    "of traffic (verify/anta-check.sh takes them) and check, per planned EOS "
-                    "port, the counters' increase: PFC frames each way within the PfcPauseRate "
-                    "alert's rate times the elapsed seconds (or monitoring.verify_pfc_frames_max)"
-                    ", no drop on the lossless queue, ECN marks within "
-                    "monitoring.verify_ecn_marks_max when set. Needs no cleared counters.",
-        epilog="example:\n  fabgen verify-counters pod-a.yaml snap/before snap/after "
-               "--elapsed 1800\n\n"
-               "exit codes: 0 within the plan, 1 a port is not (or bad input), 2 usage")
-    p.add_argument("intent", metavar="INTENT")
-    p.add_argument("before", metavar="BEFORE", help="anta exec snapshot directory, before")
-    p.add_argument("after", metavar="AFTER", help="anta exec snapshot directory, after")
-    p.add_argument("--elapsed", type=float, required=True, metavar="SECONDS",
-                   help="seconds between the two snapshots")
-    p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
-    p.add_argument("--json", action="store_true", help="print findings as JSON")
-
-    p = command(
-        "frr-lab", help="run the SONiC underlay in real FRR, one network namespace per switch",
-        description="Render the intent's SONiC switches and run each in a network namespace "
-                    "(root, Debian's frr and frr-snmp): its config_db.json's interfaces, a veth "
-                    "per cable of the cabling plan, FRR's zebra, staticd, bfdd and bgpd booted "
-                    "with the frr.conf the switch's bgp container builds from config_db.json. "
-                    "Checks every BGP session Established, every BFD session up and every "
-                    "announced prefix installed with the ECMP width eBGP gives, then drops one "
-                    "leaf uplink's packets (tc blackhole; the link stays up) and times "
-                    "detection. A session that goes down again after every session was up "
-                    "(a flap), or a detection later than the plan (BFD's interval x "
-                    "multiplier, or the hold time) by more than the stated tolerance, fails "
-                    "the lab; with snmpd installed, each switch's BGP4-MIB (the BgpSessionDown "
-                    "alert's source) is walked too. Namespaces and daemons are removed on exit.",
-        epilog="examples:\n"
-               "  sudo fabgen frr-lab pod-a.yaml\n"
-               "  sudo fabgen frr-lab pod-a.yaml --hold --json   # also time the hold timer\n\n"
-               "exit codes: 0 the underlay converged as planned, without flaps, and detected the "
-               "failure in time; 1 it did not (or bad input), "
-               "2 usage or the machine cannot run a lab")
-    p.add_argument("intent", metavar="INTENT")
-    p.add_argument("--switches", metavar="GLOB", help="only these SONiC switches")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                   help="how long to wait for convergence (default 120)")
-    p.add_argument("--no-failure", dest="detect", action="store_false",
-                   help="do not drop a link and time detection")
-    p.add_argument("--hold", action="store_true",
-                   help="also time detection with BFD off on that link's two switches (a "
-                        "lab-only change): the BGP hold timer")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the result")
+    for extra in push_platforms.commands():  # each platform's own subcommands
+        extra.configure(command(extra.name, help=extra.help, **extra.parser_kwargs()))
 
     p = command(
         "push", help="push rendered configs to switches (dry run by default)",
         description="Connect to each selected switch, load the rendered config and show the "
                     "device's diff (dry run, the default). With --commit: a canary, then "
-                    "batches, each under commit-confirm (EOS session timer, NVUE apply "
-                    "--confirm, a rollback timer fabgen arms on SONiC), stopping and rolling "
+                    "batches, each under commit-confirm (the switch's own confirm timer, or a "
+                    "rollback timer fabgen arms where the OS has none), stopping and rolling "
                     "back at the first failed batch. Credentials come from FABGEN_USERNAME / "
                     "FABGEN_PASSWORD or a prompt, never from the intent or a file.",
         epilog="examples:\n"

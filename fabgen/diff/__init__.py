@@ -3,7 +3,7 @@
 Each side is a render directory, `git:REV:PATH` (a render committed in a repository), or a
 directory of device backups as Oxidized or RANCID keep them. Renders are compared file by
 file, each by its kind (kinds.py; a platform's device configs by its own rules: JSON and YAML
-key by key, CLI configs section by section, `set` trees by path, CONFIG_DB-like files by
+key by key, CLI configs section by section, `set` trees by path, table-keyed JSON files by
 table), cable tables cable by cable, scripts and env files line by line. Backups are compared
 with the render device by device, on what fabgen owns (backup.py and each platform's rules).
 Formats: text, JSON (jsonout.py) and Markdown for pull requests (markdown.py).

@@ -19,8 +19,8 @@ __all__ = ["AtStyle", "BackupCompare", "Format", "Kind", "kind", "path_parts"]
 
 Format = Literal["json", "yaml", "text"]
 # How a place in the file is printed: key paths with dots, `TABLE|key` then fields
-# (table-key, a CONFIG_DB-like file), `set a b c` paths (set-path, a tree of `set` operations),
-# section paths, line numbers, row ids.
+# (table-key, a JSON file of keyed rows per table), `set a b c` paths (set-path, a tree of
+# `set` operations), section paths, line numbers, row ids.
 AtStyle = Literal["dots", "table-key", "set-path", "sections", "lines", "table"]
 
 # A backup against the render (or two backups): (backup text, render text, where each is

@@ -2,7 +2,7 @@
 
 What a reviewer reads first comes first: the summary (devices by role and platform, files,
 cables), platform changes, then each change made identically in several places once, with
-where ("8 leaves (eos), 128 places each: interface Ethernet*/* > uc-tx-queue 3"), then cables,
+where ("8 leaves (<os>), 128 places each: interface Ethernet*/* > uc-tx-queue 3"), then cables,
 then
 each file's remaining changes folded in `<details>`. The comment is cut to `limit` characters
 (a GitHub comment holds 65,536) between whole items, and then says what it left out and where
@@ -182,7 +182,7 @@ def _summary(result: DiffResult) -> list[str]:
 
 
 def _platforms(result: DiffResult) -> list[str]:
-    """Devices now on another platform, by role and change: `spines, sonic → nvue: ...`."""
+    """Devices now on another platform, by role and change: `spines, <old> → <new>: ...`."""
     moved: dict[tuple[str, str], list[str]] = {}
     for d in result.devices:
         if d.status == "replatformed":

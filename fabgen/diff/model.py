@@ -1,7 +1,7 @@
 """What `fabgen diff` finds: changes inside a file, files, devices, and the whole result.
 
 A change is an operation (`+` added, `-` removed, `~` changed) at a place inside one file: a
-key path (JSON, YAML, SONiC tables, NVUE paths), a section path (EOS, FRR), a row (a cable by
+key path (JSON, YAML, config tables, `set` paths), a section path (CLI configs), a row (a cable by
 its id) or a line (scripts, env files, the report). Values are what the file holds there: a
 JSON value, a config line, a row, or a block of lines.
 """
@@ -100,7 +100,7 @@ class Device:
 
     name: str
     role: str  # leaf, spine, core, host, subnet manager, or "" when no side says
-    old_os: str | None  # the platform its files are under (sonic, eos, nvue); None: absent
+    old_os: str | None  # the platform its files are under (a registered name); None: absent
     new_os: str | None
     status: DeviceStatus
     files: list[str] = field(default_factory=list)

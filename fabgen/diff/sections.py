@@ -1,10 +1,10 @@
-"""Indented configs (Arista EOS, FRR) compared section by section, and any other text line by
+"""Indented configs (a switch CLI's, FRR's) compared section by section, and any other text line by
 line.
 
 A config is a tree: each line is a command, and the lines indented under it are its section
 (`interface Ethernet1/1` > `uc-tx-queue 3` > `random-detect ecn ...`). Two configs are
 compared per section path, ignoring line order within a section, the `!` comments and the
-`exit`/`end` lines that only close sections (what EOS and FRR print in their running configs
+`exit`/`end` lines that only close sections (what a switch CLI and FRR print in running configs
 and what fabgen renders differ only there). A removed and an added line of the same section
 and the same command are one change (`~`), so `mtu 9214` → `mtu 9000` reads as one.
 """
@@ -20,7 +20,7 @@ from fabgen.diff.model import Change
 from fabgen.natural import natural_key
 
 # Lines that only close a section or the config (FRR: exit, exit-address-family, exit-vrf,
-# exit-vni; EOS and FRR: end).
+# exit-vni; switch CLIs and FRR: end).
 _CLOSERS = re.compile(r"^(exit(-[a-z-]+)?|end)$")
 @dataclass(slots=True)
 class Node:

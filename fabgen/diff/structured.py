@@ -21,7 +21,7 @@ from fabgen.natural import natural_key
 # Rendered configs nest a few levels; the comparison recurses once per level.
 MAX_DEPTH = 64
 
-# Fields that name a list item, in order of preference: Kubernetes and NVUE names, Prometheus
+# Fields that name a list item, in order of preference: Kubernetes and config names, Prometheus
 # rule groups and alerts, Kueue levels. An item is matched by the first field every item of
 # both lists has, with values unique in each list.
 NAME_FIELDS = ("name", "id", "alert", "record", "nodeLabel", "key")
@@ -125,7 +125,7 @@ def _names(items: list[Any], namer: Namer, valid: Callable[[Any], bool]) -> bool
 def _namer(lists: tuple[list[Any], ...], documents: bool) -> Namer | None:
     """How to name the items of each of `lists` alike, or None when they have no unique
     names: Kubernetes objects by kind and name, items by a NAME_FIELDS field, one-key
-    mappings (NVUE's `- set: {...}`, ANTA's catalog) by their key."""
+    mappings (a `- set: {...}` list, a test catalog) by their key."""
     def ok(namer: Namer, valid: Callable[[Any], bool]) -> bool:
         return all(_names(items, namer, valid) for items in lists)
 

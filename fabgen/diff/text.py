@@ -100,7 +100,7 @@ def role_count(n: int, role: str) -> str:
 
 
 def device_phrase(devices: list[Device]) -> str:
-    """`8 leaves (eos), 4 spines (sonic → nvue), 32 hosts`."""
+    """`8 leaves (<platform>), 4 spines (<old> → <new>), 32 hosts`."""
     counts = Counter((d.role, d.os) for d in devices)
     return ", ".join(f"{role_count(n, role)}{f' ({os})' if os else ''}"
                      for (role, os), n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))

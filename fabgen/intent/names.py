@@ -6,7 +6,7 @@ import re
 import string
 
 # Hostnames and other identifiers that land in configs and scripts: no spaces, quotes, `;`, `$`,
-# backticks, slashes or newlines. RFC 1123 labels plus `_` and `.` (SONiC and NVUE accept both).
+# backticks, slashes or newlines. RFC 1123 labels plus `_` and `.` (every platform takes both).
 SAFE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$")
 # Linux netdev names: at most 15 bytes (IFNAMSIZ - 1), no `/`, `:` or whitespace, and neither
 # "." nor ".." (net/core/dev.c dev_valid_name), which would also walk out of /sys/class/net/.

@@ -80,7 +80,7 @@ def _qos(intent: Intent, diags: Diagnostics) -> None:
     # Priority 0 is the default class's: every DSCP no class names lands there. RDMA on it
     # would make all that traffic lossless (PFC on priority 0); CNP on it would share one
     # egress queue, strict and round-robin at once, which no switch schedules (validate said
-    # ok, then the EOS/NVUE render refused: found by the fuzz test).
+    # ok, then two platforms' renders refused: found by the fuzz test).
     for name in ("rdma", "cnp"):
         if getattr(qos, name).priority == 0:
             diags.error(f"priority 0 carries the default class (every DSCP no class names); "

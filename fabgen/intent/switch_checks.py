@@ -51,8 +51,8 @@ def catalog_names(intent: Intent, diags: Diagnostics) -> None:
 
 
 def _runs_on(intent: Intent, diags: Diagnostics) -> None:
-    """Each role's OS on its switch model's hardware (its facts' `runs_on`): EOS on an NVIDIA
-    SN5600 or NVUE on an Arista 7060X6 would render configs no switch can load. The error
+    """Each role's OS on its switch model's hardware (its facts' `runs_on`): an OS on
+    another vendor's switch than its own would render configs no switch can load. The error
     sits where the OS was chosen (platforms.<role>), else at the model (the OS by default);
     a custom switch has no vendor to check."""
     if intent.fabric.transport != "roce":

@@ -6,7 +6,7 @@ builds its candidate from the device's running config, with the parts fabgen own
 the render and every other part carried over unchanged. Each platform's candidate module
 (fabgen/platforms/<os>/push/candidate.py) says what fabgen owns of its config; here are the
 pieces they share: CLI configs as top-level sections (an indented config's header line and the
-lines under it, as EOS and FRR write them), the sections of a running config fabgen does not
+lines under it, as switch CLIs and FRR write them), the sections of a running config fabgen does not
 own, the BGP neighbours of a `router bgp` section, and the guard.
 
 Each platform's `management()` extracts what the session depends on (the management

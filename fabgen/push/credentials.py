@@ -21,8 +21,8 @@ PASSWORD_ENV = "FABGEN_PASSWORD"
 
 
 def platform_env(platform: str, what: str) -> str:
-    """The per-platform override, e.g. FABGEN_EOS_PASSWORD (SONiC `admin` and Cumulus `cumulus`
-    accounts often differ from the EOS one)."""
+    """The per-platform override, FABGEN_<PLATFORM>_PASSWORD (each switch OS has its own
+    default admin account, so they often differ)."""
     return f"FABGEN_{platform.upper()}_{what}"
 
 

@@ -204,7 +204,7 @@ def devices_for(switches: Iterable[Switch], hosts: dict[str, Address]) -> list[D
 
 
 # The largest file push reads from a render directory. A rendered config is about 3 KB a
-# port (golden roce-256-sonic: a 64-port spine's config_db.json is 197 KB), 1.6 MB for a
+# port (golden: a 64-port spine's JSON config is 197 KB), 1.6 MB for a
 # 512-port switch; the manifest is about 100 bytes a file, 5.3 MB for the largest render's
 # 53,271 files. 64 MiB is far above both, and keeps a planted huge file out of memory.
 RENDERED_MAX_BYTES = 64 * 1024 * 1024

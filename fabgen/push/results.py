@@ -80,7 +80,7 @@ class DeviceReport:
     rolled_back: bool = False  # fabgen rolled this device back (its batch failed)
     rollback_failed: str = ""  # a rollback that failed too: the device needs a human
     steps: list[Step] = field(default_factory=list)
-    # Counted by the driver from the diff as the platform prints it (NVUE: parsed operations).
+    # Counted by the driver from the diff as the platform prints it (or its parsed operations).
     diff_added: int = 0
     diff_removed: int = 0
     notes: list[str] = field(default_factory=list)  # what the libraries logged, one line each

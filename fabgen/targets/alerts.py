@@ -179,12 +179,9 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             "BgpStateUnknown", sel(sig.bgp_unknown).replace("{job}", job),
             mon.bgp_down_for_s, "warning", fabric,
             f"BGP state of {{{{ $labels.{dev} }}}} is not collected",
-            f"For {mon.bgp_down_for_s} s the switch's BGP sessions could not be read (its "
-            "snmpd does not answer snmp_exporter, or answers without a BGP4-MIB peer: bgpd "
-            "not running, not loaded with -M snmp, or not connected to snmpd's AgentX "
-            "socket), so BgpSessionDown cannot fire for it. Check `show snmpagentaddress`, "
-            "the SNMP user and `docker exec bgp vtysh -c 'show running-config' | grep "
-            "agentx`."))
+            f"For {mon.bgp_down_for_s} s the switch's BGP sessions could not be read "
+            f"({sig.bgp_unknown_why}), so BgpSessionDown cannot fire for it. "
+            f"{sig.bgp_unknown_check}"))
     if sig.bgp_flaps is not None:
         rules.append(_rule(
             "BgpSessionFlapped", f"increase({sel(sig.bgp_flaps)}[10m]) > 0", 0, "warning",
@@ -192,9 +189,8 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             f"BGP session re-established on {{{{ $labels.{dev} }}}} to "
             f"{{{{ $labels.{sig.bgp_peer} }}}}",
             "The session went down and came back in the last 10 minutes (its count of "
-            "transitions to Established rose). Cumulus exports the peer state as a number "
-            "with no documented encoding, so a session that stays down is caught by "
-            "`fabgen verify` and ECMP loss, not by this rule."))
+            f"transitions to Established rose). {sig.bgp_flaps_why}, so a session that stays "
+            "down is caught by `fabgen verify` and ECMP loss, not by this rule."))
     if bfd and sig.bfd_up is not None:
         rules.append(_rule(
             "BfdSessionDown", f"{sel(sig.bfd_up)} == 0", mon.bgp_down_for_s, "critical",

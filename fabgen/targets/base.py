@@ -47,7 +47,7 @@ class RenderContext:
 
     def derived(self, make: Callable[[RenderContext], T]) -> T:
         """`make(self)`, computed once per context: a per-render cache of what a target
-        derives from the context for many devices (SONiC's tables per port-list shape), kept
+        derives from the context for many devices (a platform's tables per port-list shape), kept
         no longer than the render. `make` must be a pure function of the context."""
         if make not in self._derived:
             self._derived[make] = make(self)
@@ -60,7 +60,7 @@ class UnsupportedPlan(ValueError):
 
 
 class Target(Protocol):
-    """One output family (cabling, report, sonic, ...): returns {relative path: text}."""
+    """One output family (cabling, report, a platform's configs...): {relative path: text}."""
 
     name: str
     description: str

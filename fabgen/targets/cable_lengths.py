@@ -5,8 +5,8 @@ class (`qos.cable_length_m`, `fabric_cable_length_m`, `core_cable_length_m`), an
 lengths of single cables override it, inline (`qos.cable_lengths`) or from a sheet
 (`qos.cable_lengths_file`: fabgen's own cabling/cabling.csv with its `length_m` column filled
 in, or any CSV naming cables the same way). The measured length applies to both ends of its
-cable: SONiC's CABLE_LENGTH and lossless profile of each end, NVUE's per-port PFC profile,
-EOS's headroom comment, and the NIC's `mlnx_qos --cable_len`. A fraction of a metre is
+cable: each switch platform's headroom sizing of each end (cable-length tables, per-port PFC
+profiles or headroom comments), and the NIC's `mlnx_qos --cable_len`. A fraction of a metre is
 rounded up, so a cable is never sized as shorter than it is.
 
 Every row of the sheet must name a cable of the plan: an unknown cable, device or port, a

@@ -1,12 +1,13 @@
 """Cabling target: the cable plan as CSV and JSON (a row per cable) and a grouped graphviz DOT.
 
-Port names are the ones each end's platform prints (SONiC Ethernet0, EOS Ethernet1/1, Cumulus
-swp1s0, InfiniBand port numbers; hosts by RDMA device), so the sheet can be checked against LLDP
-or ibnetdiscover on the installed fabric. The panel columns say where a crew plugs each end in:
-a host port by its chassis label from the node catalog (`OSFP4 P2` on a DGX H100: User Guide
-Table 6), a switch port by cage, port in the cage and split from the switch catalog (`cage 17
-port 2`; catalog.ports.switch_panels); empty where the hardware's labels are not known. Rows
-follow Fabric.links, which is already in a stable order; nothing here reads a clock or the disk.
+Port names are the ones each end's platform prints (its facts' `port_name`: Ethernet0,
+Ethernet1/1, swp1s0..., InfiniBand port numbers; hosts by RDMA device), so the sheet can be
+checked against LLDP or ibnetdiscover on the installed fabric. The panel columns say where a
+crew plugs each end in: a host port by its chassis label from the node catalog (`OSFP4 P2` on a
+DGX H100: User Guide Table 6), a switch port by cage, port in the cage and split from the
+switch catalog (`cage 17 port 2`; catalog.ports.switch_panels); empty where the hardware's
+labels are not known. Rows follow Fabric.links, which is already in a stable order; nothing
+here reads a clock or the disk.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ def continuous_pause_pps(speed_gbps: int) -> int:
 
 
 def pfc_thresholds(ctx: RenderContext) -> tuple[int, int]:
-    """(storm, pause-rate) frames per second the rules of this RoCE fabric use: the ANTA
-    catalog's PFC budget is the pause rate over monitoring.verify_window_s."""
+    """(storm, pause-rate) frames per second the rules of this RoCE fabric use: the day-two
+    counter checks' PFC budget is the pause rate over the elapsed window."""
     planned = {platform: speeds for platform in registry.names()
                if (speeds := planned_speeds(ctx, platform))}
     return thresholds(planned, ctx.intent.monitoring)

@@ -81,7 +81,7 @@ class Switch:
     radix: int  # logical ports after breakout
     speed_gbps: int  # logical port speed
     breakout: int  # logical ports per native port (1 = none)
-    platform: str  # sonic | nvue | eos | infiniband
+    platform: str  # a registered platform's name, or infiniband
     asn: int | None = None
     loopback: IPv4Address | None = None
     down_ports: int = 0  # ports reserved for the tier below (hosts for a leaf)

@@ -1,2 +1,2 @@
 """Day-two verification: what each switch should show once configured, and `fabgen verify`,
-which compares that with the switches' saved `show` outputs (SONiC, Cumulus NVUE)."""
+which compares that with the switches' saved `show` outputs (each platform's collect files)."""

@@ -1,8 +1,8 @@
 """The state each RoCE switch should report after the push: ports up at their planned speed and
 MTU, LLDP neighbours equal to the cabling plan, BGP sessions Established.
 
-Computed once from the Fabric and the QosPlan, read by the ANTA catalog, `fabgen verify` and
-the alerting rules, so the three check the same plan.
+Computed once from the Fabric and the QosPlan, read by the platforms' day-two checks, `fabgen
+verify` and the alerting rules, so the three check the same plan.
 """
 
 from __future__ import annotations

@@ -64,12 +64,12 @@ class Facts:
     name: str
     """The intent's word (`platforms.leaf: <name>`), its render folder and its target's name."""
     title: str
-    """Product name in tables and headers ("Cumulus NVUE", "Arista EOS")."""
+    """Product name in tables and headers (vendor and OS)."""
     short: str
-    """Name inside sentences ("Cumulus", "EOS")."""
+    """Name inside sentences (the OS's usual short name)."""
     words: tuple[str, ...]
     """Words that name this OS: no module outside fabgen/platforms/ may contain them (its name
-    is always one; SONiC adds config_db, EOS its test tool ANTA)."""
+    is always one; add its own vocabulary: a config file or a tool only it has)."""
     runs_on: RunsOn
     """Hardware it runs on; the loader refuses it on another vendor's switch."""
     capabilities: Capabilities

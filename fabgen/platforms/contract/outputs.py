@@ -55,6 +55,9 @@ class Signals:
     # source is down or exports no session), so BgpSessionDown cannot be trusted there; `{job}`
     # is the collector's scrape job (`fabgen-<fabric>-<platform>-snmp`).
     bgp_unknown: str | None = None
+    bgp_unknown_why: str = ""  # BgpStateUnknown's text: why the state may not be read
+    bgp_unknown_check: str = ""  # and what to check on the switch
+    bgp_flaps_why: str = ""  # BgpSessionFlapped's text: why `bgp_down` is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,7 @@ class Outputs:
     under `<name>/`."""
     day_two: tuple[Target, ...] = ()
     """Fabric-wide targets of its own, rendered in the `daytwo` group before the collect,
-    telemetry and alerts targets (EOS: the ANTA catalog and inventory)."""
+    telemetry and alerts targets (a post-deploy test catalog and its inventory)."""
 
     # --- telemetry and alerts ---------------------------------------------------------------
     prometheus_port: int | None = None
@@ -123,7 +126,7 @@ class Outputs:
         return []
 
     def post_deploy_howto(self, ctx: RenderContext, bfd: bool) -> str | None:
-        """The report's line on its post-deploy checks (EOS: ANTA), or None."""
+        """The report's line on its post-deploy checks (its own test tool), or None."""
         return None
 
     def maintenance_howto(self, ctx: RenderContext) -> list[str]:

@@ -17,7 +17,11 @@ from fabgen.diff.kind import Format, Kind
 from fabgen.platforms.contract.facts import Facts
 from fabgen.push.drivers.base import Driver
 
-__all__ = ["Command", "Console", "Push", "PushOption"]
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "Command", "Console", "Push", "PushOption"]
+
+# The exit codes of every fabgen command, as fabgen.cli.console defines them (a usage error is
+# an error: 1): a platform's command returns them too.
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +45,9 @@ class Console(Protocol):
 
 
 class Command:
-    """A subcommand of `fabgen` a platform brings (SONiC: `frr-lab`): its parser and what it
-    does. `run` returns the exit code (0 ok, 1 failed or invalid input, 2 usage)."""
+    """A subcommand of `fabgen` a platform brings: its parser and what it does. `run`
+    returns the exit code (EXIT_OK; EXIT_INVALID for a failed check or invalid input;
+    EXIT_USAGE)."""
 
     name: str
     help: str
@@ -66,7 +71,7 @@ class Push:
     driver: type[Driver]
     """The driver class (its mode, diff source, who runs commit-confirm, its connection)."""
     config_path: str
-    """The rendered config pushed to a switch, in a render directory ("eos/{name}.cfg")."""
+    """The rendered config pushed to a switch, in a render directory ("<os>/{name}.cfg")."""
     extra_paths: ClassVar[Mapping[str, str]] = {}
     """Other rendered files pushed with it, by name (their hashes go in the report as
     `<name>_sha256`)."""
@@ -76,7 +81,7 @@ class Push:
     """How `fabgen diff` reads the device configs it renders (with their backup comparison),
     in the order the kinds are tried."""
     day_two_kinds: tuple[Kind, ...] = ()
-    """Kinds of its fabric-wide day-two files (EOS: the ANTA catalog), tried last."""
+    """Kinds of its fabric-wide day-two files (a test catalog), tried last."""
     backup_names: ClassVar[Mapping[str, str]] = {}
     """File names a device backup may give its configs -> the kind they hold."""
     config_names: ClassVar[Mapping[str, str]] = {}

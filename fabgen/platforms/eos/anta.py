@@ -17,7 +17,7 @@ normal 200 pauses/s fails a budget made for 300 s), and rely on `clear counters`
 PFC and queue-drop counters, which no Arista document states. `verify/anta-check.sh` takes
 ANTA's own snapshots of the counter commands (`anta exec snapshot` with
 `verify/anta-counters.yaml`) before and after the traffic, times the window, and
-`fabgen verify-counters` checks the increase per port (fabgen.verify.counters): PFC frames
+`fabgen verify-counters` checks the increase per port (fabgen.platforms.eos.counters): PFC frames
 within the `PfcPauseRate` alert's rate times the elapsed seconds, no drop on the lossless
 queue, ECN marks within monitoring.verify_ecn_marks_max when set. Then it runs the catalog.
 
@@ -34,12 +34,12 @@ from typing import Any
 
 from fabgen import templating, underlay
 from fabgen.intent.models import MonitoringSpec
+from fabgen.platforms.eos import counters
 from fabgen.platforms.eos import target as eos
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
 from fabgen.targets import pfc_rates
 from fabgen.targets.base import Artifacts, RenderContext
-from fabgen.verify import counters
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
 __all__ = ["CATALOG", "CHECK", "COUNTERS", "INVENTORY", "TARGET", "AntaTarget", "catalog_data",
@@ -82,7 +82,7 @@ TARGET = AntaTarget()
 
 def counter_commands(limits: MonitoringSpec) -> list[str]:
     """The commands `anta exec snapshot` saves before and after the traffic: what
-    fabgen.verify.counters compares (ECN only when the intent bounds it)."""
+    fabgen.platforms.eos.counters compares (ECN only when the intent bounds it)."""
     commands = [counters.PFC, counters.QUEUE_DROPS]
     if limits.verify_ecn_marks_max is not None:
         commands.append(counters.ECN)

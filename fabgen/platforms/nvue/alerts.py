@@ -19,6 +19,7 @@ SIGNALS = Signals(
     ecn_other='nvswitch_interface_tc_tx_ecn_marked_tc{f, tc!="{q}"}',
     lossless_drops='nvswitch_interface_tc_tx_no_buffer_discard_uc{f, tc="{q}"}',
     bgp_down=None,  # nvswitch_routing_bgp_peer_state's value encoding is not documented
+    bgp_flaps_why="Cumulus exports the peer state as a number with no documented encoding",
     bgp_flaps="nvswitch_routing_bgp_peer_fsm_established_transitions{f}", bgp_peer="peer",
     # Cumulus 5.12's OTLP router statistics are BGP peer and RIB metrics only ("Router
     # Statistic Format"): no BFD session state is exported.

@@ -31,6 +31,11 @@ SIGNALS = Signals(
     bfd_up=None,
     bgp_unknown=("(up{job} == 0) or (up{job} == 1 unless on(source) "
                  "group by (source) (sonic_bgp_peer_state{f}))"),
+    bgp_unknown_why=("its snmpd does not answer snmp_exporter, or answers without a BGP4-MIB "
+                     "peer: bgpd not running, not loaded with -M snmp, or not connected to "
+                     "snmpd's AgentX socket"),
+    bgp_unknown_check=("Check `show snmpagentaddress`, the SNMP user and `docker exec bgp "
+                       "vtysh -c 'show running-config' | grep agentx`."),
     # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
     # falls back to counting changes of the sampled oper state.
     oper_up="sonic_port_state_oper_up{f}", carrier="sonic_port_state_flap_count{f}",

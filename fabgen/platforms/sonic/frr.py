@@ -4,7 +4,7 @@ With `frr_mgmt_framework_config: true` and `docker_routing_config_mode: unified`
 docker_init.sh renders /etc/frr/frr.conf with sonic-cfggen from CONFIG_DB and the FRR management
 framework's templates, and supervisord's `vtysh -b` loads it. This module is fabgen's model of
 that rendering for the tables fabgen writes, so the render can show the FRR configuration the
-switch will run (`frr.expected.conf`) and the FRR lab (fabgen.frrlab) can run exactly it:
+switch will run (`frr.expected.conf`) and the FRR lab (frrlab/) can run exactly it:
 
   sonic-buildimage 086b03bd70f9 (2026-08-23):
     dockers/docker-fpm-frr/docker_init.sh           (unified: -T /usr/local/sonic/frrcfgd

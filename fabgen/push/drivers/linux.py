@@ -1,4 +1,4 @@
-"""SONiC and Cumulus NVUE share a netmiko session to a Linux shell: commands with their exit
+"""Switch OSes that are a Linux shell share a netmiko session to it: commands with their exit
 status, uploads over SFTP checked by sha256."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """EOS's push face (contract/push.py): its napalm driver, where its rendered config is, and how
-`fabgen diff` reads its configs, backups and ANTA files."""
+`fabgen diff` reads its configs, backups and ANTA files, and `fabgen verify-counters`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from fabgen.platforms.contract.push import Push
 from fabgen.platforms.eos.facts import FACTS
-from fabgen.platforms.eos.push import backup
+from fabgen.platforms.eos.push import backup, commands
 from fabgen.platforms.eos.push.driver import EosDriver
 
 __all__ = ["PUSH", "EosPush"]
@@ -23,6 +23,7 @@ class EosPush(Push):
     backup_names: ClassVar[Mapping[str, str]] = {"running-config": "eos", "startup-config": "eos"}
     config_names: ClassVar[Mapping[str, str]] = {"eos": "running-config"}
     default_formats = ("text",)
+    commands = (commands.VERIFY_COUNTERS,)
 
 
 PUSH = EosPush()

@@ -1,6 +1,6 @@
 """SONiC's push face (contract/push.py): its driver, the `--sonic-apply` and
 `--sonic-change-hwsku` options, where its rendered files are, how `fabgen diff` reads its
-configs and backups."""
+configs and backups, and `fabgen frr-lab`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from fabgen.platforms.contract.push import Push, PushOption
 from fabgen.platforms.sonic.facts import FACTS
-from fabgen.platforms.sonic.push import backup
+from fabgen.platforms.sonic.push import backup, commands
 from fabgen.platforms.sonic.push.driver import SonicDriver
 from fabgen.push.drivers.base import Driver
 
@@ -39,6 +39,7 @@ class SonicPush(Push):
     config_names: ClassVar[Mapping[str, str]] = {
         "sonic": "config_db.json", "sonic-golden": "golden_config_db.json", "frr": "frr.conf"}
     default_formats = ("json",)
+    commands = (commands.FRR_LAB,)
 
     def connect(self, conn: Any, run_id: str, timeout: float, apply_timeout: float,
                 host: str | None, options: Mapping[str, str]) -> Driver:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from fabgen.frrlab import model
-from fabgen.frrlab.lab import (
+from fabgen.platforms.sonic import checks as sonic_checks
+from fabgen.platforms.sonic import target as sonic
+from fabgen.platforms.sonic.frrlab import model
+from fabgen.platforms.sonic.frrlab.lab import (
     LabResult,
     check,
     measure,
@@ -14,10 +16,8 @@ from fabgen.frrlab.lab import (
     running,
     wait_session,
 )
-from fabgen.frrlab.model import Lab
-from fabgen.frrlab.netns import LabError
-from fabgen.platforms.sonic import checks as sonic_checks
-from fabgen.platforms.sonic import target as sonic
+from fabgen.platforms.sonic.frrlab.model import Lab
+from fabgen.platforms.sonic.frrlab.netns import LabError
 from fabgen.targets.base import RenderContext
 
 __all__ = ["from_context", "run_lab"]

@@ -1,7 +1,7 @@
 """Run an FRR lab: bring the SONiC underlay up, wait until it converges, check it against the
 expectations, then drop one link's packets and time how long the fabric takes to notice.
 
-`bring_up` and `check` need root (fabgen.frrlab.netns); `build` does not.
+`bring_up` and `check` need root (fabgen.platforms.sonic.frrlab.netns); `build` does not.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from ipaddress import IPv4Interface
 from typing import Any
 
-from fabgen.frrlab import model
-from fabgen.frrlab.netns import LabError, Namespaces, snmp_available
+from fabgen.platforms.sonic.frrlab import model
+from fabgen.platforms.sonic.frrlab.netns import LabError, Namespaces, snmp_available
 from fabgen.verify import saved
 
 # RFC 4273 BGP4-MIB bgpPeerState and its "established" (the SONiC BgpSessionDown alert's
