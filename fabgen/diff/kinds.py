@@ -86,7 +86,8 @@ KINDS: tuple[Kind, ...] = (
     _k("cables", "cabling/*.csv", "table", "text",
        "cable tables, cable by cable, matched by both ends: added, removed, moved (one "
        "end kept), changed (another column), renumbered (the same cable under a new id: "
-       "relabel it)", at="table", table=CABLES),
+       "relabel it), renamed (same cages, the ports' names changed: nothing to re-cable)",
+       at="table", table=CABLES),
     _k("cables-json", "cabling/*.json", "table", "json",
        "the cable tables as JSON: as the CSV, and the switch list key by key",
        at="table", table=CABLES),
@@ -111,7 +112,7 @@ KINDS: tuple[Kind, ...] = (
        at="sonic", os="sonic", device=True, backed_up=False),
     _k("frr", "sonic/*/frr.conf sonic/*/frr.expected.conf", "sections", "text",
        "FRR config by section (`router bgp 65000 > bgp router-id`)",
-       at="sections", os="sonic", device=True),
+       at="sections", os="sonic", device=True, parser="frr"),
     _k("eos", "eos/*.cfg", "sections", "text",
        "Arista EOS config by section (`interface Ethernet1/1 > uc-tx-queue 3`)",
        at="sections", os="eos", device=True),

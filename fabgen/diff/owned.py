@@ -22,7 +22,10 @@ EOS_SECTIONS = ("service routing protocols model ", "hostname ", "ip routing",
                 "management api gnmi", "ip hardware fib ", "interface Ethernet",
                 "interface Loopback",
                 "port-channel load-balance ", "qos map ", "priority-flow-control ",
-                "router bfd", "router bgp ")
+                "router bfd", "router bgp ",
+                # fabgen renders no static route: one on a switch is drift in the routing it
+                # owns (a default route that bypasses the fabric's ECMP), not the device's own
+                "ip route ", "ipv6 route ")
 # FRR sections of the frr.conf a SONiC switch renders from fabgen's config_db.json with
 # frrcfgd's templates (frr.expected.conf, targets/sonic_frr.py; the zebra and bgpd templates'
 # own lines included: agentx, fpm, nht, passwords, interfaces); vtysh's `frr version`,
@@ -30,8 +33,9 @@ EOS_SECTIONS = ("service routing protocols model ", "hostname ", "ip routing",
 FRR_SECTIONS = ("frr defaults ", "hostname ", "log syslog", "log facility ", "router bgp ",
                 "bfd", "route-map ", "ip prefix-list ", "ipv6 prefix-list ", "agentx",
                 "enable password ", "password ", "fpm address ", "no fpm ", "ip nht ",
-                "ipv6 nht ", "interface ", "link-detect")
+                "ipv6 nht ", "interface ", "ip route ", "ipv6 route ")
 SECTIONS = {"eos": EOS_SECTIONS, "frr": FRR_SECTIONS}
+_ROUTES = ("ip route ", "ipv6 route ")
 # SONiC config_db tables fabgen renders (targets/sonic.py, sonic_bgp.py, sonic_buffers.py).
 SONIC_TABLES = frozenset({
     "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_PEER_GROUP",
@@ -59,6 +63,8 @@ def owned_sections(backup: list[Node], render: list[Node], platform: str
     rendered = {n.line for n in render}
 
     def keep(node: Node) -> bool:
+        if node.line.startswith(_ROUTES) and " vrf " in node.line:
+            return node.line in rendered  # a management VRF's routes are the device's
         return node.line.startswith(static) or node.line.rstrip() in static \
             or node.line in rendered
 
