@@ -105,6 +105,28 @@ def test_backups_are_compared_by_device(cli, tmp_path: Path) -> None:  # type: i
     assert data["summary"]["files"]["unchanged"] == 1  # type: ignore[index]
 
 
+def test_a_directory_of_no_backups_of_the_fabric_is_an_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An empty directory or a wrong path (docs, another fabric's backups) would read as every
+    switch added and gate a pipeline as "changes": it is an error instead; notes beside real
+    backups are not switches."""
+    render = _render(tmp_path / "render", CONFIG_DB)
+    for name, files in (("empty", {}), ("docs", {"architecture.md": "# x\n", "x.png": "x"}),
+                        ("other", {"spine9.cfg": "hostname spine9\n"})):
+        side = tmp_path / name
+        side.mkdir()
+        for file, text in files.items():
+            (side / file).write_text(text)
+        result = cli("diff", str(side), str(render))
+        assert result.code == 1 and result.out == "", name
+        assert "holds no config of any switch of the render (leaf1, leaf2, ...)" in result.err
+    notes = tmp_path / "with-notes"
+    notes.mkdir()
+    (notes / "leaf2").write_text(EOS)
+    (notes / "README.md").write_text("hostname leaf2\n")
+    result = cli("diff", str(notes), str(render), "--format", "json")
+    assert {f["name"]: f["status"] for f in _json(result)["files"]} == {"leaf1": "added"}  # type: ignore[attr-defined]
+
+
 def test_git_revision_side(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -223,7 +245,25 @@ def test_cables_are_matched_by_their_ends() -> None:
         ("~", "c9", "renumbered", "leaf1:Ethernet64 ↔ spine1:Ethernet0: id c4 → c9"),
     ]
     assert count.as_dict() == {"added": 1, "removed": 1, "moved": 1, "changed": 1,
-                               "renumbered": 1}
+                               "renumbered": 1, "renamed": 0}
+
+
+def test_a_cable_in_the_same_cages_under_new_port_names_is_renamed_not_moved() -> None:
+    header = "id,a_device,a_port,a_panel,z_device,z_port,z_panel\n"
+
+    def rows(*lines: str) -> list[dict[str, str]]:
+        return list(csv_rows((header + "".join(r + "\n" for r in lines)).splitlines(), "x"))
+
+    old = rows("c1,leaf1,Ethernet64,cage 17 split 1,spine1,Ethernet0,cage 1 split 1",
+               "c2,leaf1,Ethernet68,cage 18 split 1,spine1,Ethernet4,cage 1 split 2",
+               "c3,leaf1,Ethernet72,,spine1,Ethernet8,")
+    new = rows("c1,leaf1,Ethernet64,cage 17 split 1,spine1,swp1s0,cage 1 split 1",  # renamed
+               "c2,leaf1,Ethernet68,cage 18 split 1,spine1,swp2s0,cage 2 split 1",  # moved
+               "c3,leaf1,Ethernet72,,spine1,swp3s0,")  # no panel labels: cannot say, moved
+    changes, count = diff_rows(lambda: iter(old), lambda: iter(new), CABLES)
+    assert [(c.at[0], c.note) for c in changes] == [("c1", "renamed"), ("c2", "moved"),
+                                                    ("c3", "moved")]
+    assert (count.renamed, count.moved) == (1, 2)
 
 
 def test_cabling_json_streams_to_the_same_rows() -> None:
@@ -247,6 +287,10 @@ def test_text_prints_the_summary_first_and_quiet_only_it(cli, tmp_path: Path) ->
     quiet = cli("diff", "-q", str(a), str(b))
     assert full.out.splitlines()[0] == quiet.out.rstrip("\n")
     assert quiet.out.count("\n") == 1 and quiet.code == full.code == 2
+    for fmt in (["--json"], ["--format", "markdown"]):  # a script parsing JSON gets no text
+        mixed = cli("diff", "-q", *fmt, str(a), str(b))
+        assert (mixed.code, mixed.out) == (1, ""), fmt
+        assert "does not go with --format" in mixed.err
 
 
 def test_a_link_out_of_a_side_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabgen.diff.sections import parse_config
+from fabgen.diff.sections import parse_config, parse_frr
 from fabgen.platforms.eos.push import backup as eos_backup
 from fabgen.platforms.nvue.push import backup as nvue_backup
 from fabgen.platforms.sonic.push import backup as sonic_backup
@@ -83,7 +83,7 @@ def _running_eos(text: str) -> str:
             "username admin privilege 15 role network-admin secret sha512 $6$x\n!\n"
             "interface Management1\n   ip address 192.0.2.10/24\n!\n"
             "ntp server 192.0.2.1\n!\nmanagement api http-commands\n   no shutdown\n!\n"
-            + text.replace("\nend\n", "\n!\nip route 0.0.0.0/0 192.0.2.1\n!\nend\n"))
+            + text.replace("\nend\n", "\n!\nip route vrf MGMT 0.0.0.0/0 192.0.2.1\n!\nend\n"))
 
 
 def _running_frr(text: str) -> str:
@@ -175,6 +175,32 @@ def test_drift_is_shown_exactly(tmp_path: Path, cli) -> None:  # type: ignore[no
         ("leaf-su1-r0", "leaf", "eos"), ("spine-01", "spine", "nvue")}
 
 
+def test_an_frr_interface_keeps_its_unindented_lines_and_a_static_route_is_drift(
+        tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """frrcfgd writes `interface Ethernet0` / `link-detect` / `!` unindented: a link-detect
+    lost on one port is that interface's change, not a top-level line. A static route nobody
+    rendered (a default route past the fabric's ECMP) is drift on EOS and in FRR."""
+    render, backups = _backups(tmp_path, "sonic", "flat")
+    conf = backups / "leaf-su1-r0.conf"
+    text = conf.read_text()
+    port = "interface Ethernet8\nlink-detect\n"
+    assert port in text
+    conf.write_text(text.replace(port, "interface Ethernet8\n") + "ip route 0.0.0.0/0 192.0.2.1\n")
+    result = json.loads(cli("diff", "--json", str(backups), str(render)).out)
+    changes = [(c["op"], c["at"], c["old"], c["new"]) for f in result["files"]
+               for c in f["changes"]]
+    assert sorted(changes, key=str) == sorted([
+        ("+", ["interface Ethernet8"], None, "link-detect"),
+        ("-", [], "ip route 0.0.0.0/0 192.0.2.1", None)], key=str), changes
+    (tmp_path / "eos").mkdir()
+    eos = _running_backups(tmp_path / "eos")
+    leaf = eos / "leaf-su1-r0"
+    leaf.write_text(leaf.read_text() + "ip route 0.0.0.0/0 192.0.2.1\n")
+    result = json.loads(cli("diff", "--json", str(eos), str(EOS_RENDER)).out)
+    assert [(c["op"], c["old"]) for f in result["files"] for c in f["changes"]] == [
+        ("-", "ip route 0.0.0.0/0 192.0.2.1")]
+
+
 def test_every_rendered_section_is_in_the_owned_lists() -> None:
     """A section the render holds is compared anyway; the lists also keep one fabgen stops
     rendering visible as a removal. So every rendered section must be in them."""
@@ -184,7 +210,7 @@ def test_every_rendered_section_is_in_the_owned_lists() -> None:
             assert node.line.startswith(owned) or node.line in owned, \
                 (cfg, node.line)
     for conf in [*GOLDEN.glob("*/sonic/*/frr.conf"), *GOLDEN.glob("*/sonic/*/frr.expected.conf")]:
-        for node in parse_config(conf.read_text()):
+        for node in parse_frr(conf.read_text()):
             owned = sonic_backup.FRR_SECTIONS
             assert node.line.startswith(owned) or node.line in owned, \
                 (conf, node.line)

@@ -193,7 +193,42 @@ def test_one_more_unit_reads_as_added_devices_and_cables(results: dict[str, Diff
     assert status == {("leaf", "sonic", "added"): 8, ("host", "", "added"): 32,
                       ("spine", "sonic", "changed"): 4}
     assert r.cables.as_dict() == {"added": 512, "removed": 0, "moved": 0, "changed": 0,
-                                  "renumbered": 256}
+                                  "renumbered": 256, "renamed": 0}
+
+
+def _switch_list(render: Path) -> dict[str, str]:
+    data = json.loads((render / "cabling" / "cabling.json").read_text(encoding="utf-8"))
+    return {s["name"]: s["platform"] for s in data["switches"]}
+
+
+def test_switches_without_files_of_their_own_are_listed_when_added(
+        results: dict[str, DiffResult], renders: dict[str, tuple[str, Path]]) -> None:
+    """InfiniBand switches have no config file: the switches a unit adds come from the
+    cabling plan's switch list, every one of them a device added (what to buy and rack)."""
+    inventory, path = renders["ib-su"]
+    before, after = _switch_list(GOLDEN / inventory), _switch_list(path)
+    new = set(after) - set(before)
+    assert new and all(after[n] == "infiniband" for n in new)
+    added = {d.name: d.os for d in results["ib-su"].devices
+             if d.status == "added" and d.role != "host"}
+    assert added == {n: "infiniband" for n in new}
+
+
+def test_a_switch_on_another_os_renames_ports_and_moves_no_cable(
+        results: dict[str, DiffResult]) -> None:
+    """spines from SONiC to NVUE: every leaf-spine cable keeps its cages (panel labels) and
+    only the spine's port names change: renamed, nothing for the crew to re-cable."""
+    r = results["sonic-platform"]
+    counts = r.cables.as_dict()
+    assert counts["moved"] == 0 and counts["renamed"] == 256, counts
+    table = {f.name: f for f in r.files}["cabling/cabling.csv"]
+    renamed = [c for c in table.changes if c.note == "renamed"]
+    assert len(renamed) == 256
+    for c in renamed:
+        assert (c.old["z_device"], c.old["z_panel"]) == (c.new["z_device"], c.new["z_panel"])
+        assert c.old["z_port"].startswith("Ethernet") and c.new["z_port"].startswith("swp")
+    from fabgen.diff.tables import CABLES, describe
+    assert describe(renamed[0], CABLES).endswith(": ports renamed, same cages")
 
 
 def test_ecn_is_one_change_per_platform_config(results: dict[str, DiffResult]) -> None:

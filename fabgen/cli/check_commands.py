@@ -25,6 +25,12 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from fabgen.diff import jsonout
     from fabgen.diff.markdown import format_markdown
 
+    if args.quiet and args.format != "text":
+        # -q prints the text summary line; a script asking for JSON or a comment must not be
+        # handed that instead of what it parses.
+        console.error(f"-q prints the summary line only; it does not go with --format "
+                      f"{args.format}")
+        return EXIT_USAGE
     try:
         result = diff.diff(args.old, args.new, owned=not args.all)
     except diff.DiffError as exc:

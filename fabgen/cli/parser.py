@@ -135,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="against backups, compare everything, not only what fabgen renders "
                         "(every table, section or path of a device config)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the summary line (text format only; with --json or "
+                        "--format markdown it is a usage error)")
     p.add_argument("--no-pager", action="store_true",
                    help="never page (the text is paged only when stdout is a terminal)")
     p.add_argument("--max-chars", type=comment_size, default=65_536, metavar="N",

@@ -16,14 +16,28 @@ from typing import Any
 
 from fabgen.diff.kind import Kind
 from fabgen.diff.model import Change
-from fabgen.diff.sections import Node, diff_lines, diff_sections, parse_blocks, parse_config
+from fabgen.diff.sections import (
+    Node,
+    diff_lines,
+    diff_sections,
+    parse_blocks,
+    parse_config,
+    parse_frr,
+)
 
 __all__ = ["by_lines", "by_sections", "owned_sections", "sections"]
 
 
 def sections(kind: Kind, text: str) -> list[Any]:
     """A sectioned file's top-level sections, parsed as its kind says."""
-    return parse_blocks(text) if kind.parser == "blocks" else parse_config(text, kind.parser)
+    if kind.parser == "blocks":
+        return parse_blocks(text)
+    if kind.parser == "frr":
+        return parse_frr(text)
+    return parse_config(text, kind.parser)
+
+
+_ROUTES = ("ip route ", "ipv6 route ")
 
 
 def owned_sections(backup: list[Node], render: list[Node], static: tuple[str, ...]
@@ -33,6 +47,8 @@ def owned_sections(backup: list[Node], render: list[Node], static: tuple[str, ..
     rendered = {n.line for n in render}
 
     def keep(node: Node) -> bool:
+        if node.line.startswith(_ROUTES) and " vrf " in node.line:
+            return node.line in rendered  # a management VRF's routes are the device's
         return node.line.startswith(static) or node.line.rstrip() in static \
             or node.line in rendered
 

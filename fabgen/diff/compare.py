@@ -180,8 +180,15 @@ def _by_path(old: Side, new: Side) -> DiffResult:
             else:
                 cables.removed += size
     changed = {f.device for f in files if f.device is not None}
-    if changed:
-        roles = {**_switch_roles(old), **_switch_roles(new), **roles}
+    old_sw, new_sw = (_switches(old), _switches(new)) if files else ({}, {})
+    roles = {**{n: r for n, (r, _) in old_sw.items()},
+             **{n: r for n, (r, _) in new_sw.items()}, **roles}
+    # Switches with no file of their own (InfiniBand's, managed by the subnet manager) are
+    # known from the cabling plan's switch list: one added or removed is a device to rack.
+    for name in (old_sw.keys() ^ new_sw.keys()) - changed:
+        platforms[name] = ({old_sw[name][1]} if name in old_sw else set(),
+                           {new_sw[name][1]} if name in new_sw else set())
+        changed.add(name)
     devices = []
     for name in sorted(changed, key=natural_key):
         before, after = platforms[name]
@@ -214,6 +221,11 @@ def _device(name: str, role: str, before: set[str], after: set[str],
 
 def _switch_roles(side: Side) -> dict[str, str]:
     """switch -> role, from the switch list at the end of cabling/cabling.json."""
+    return {name: role for name, (role, _) in _switches(side).items()}
+
+
+def _switches(side: Side) -> dict[str, tuple[str, str]]:
+    """switch -> (role, platform), from the switch list at the end of cabling/cabling.json."""
     if CABLING_JSON not in side.entries:
         return {}
     switches: Any = None
@@ -226,8 +238,8 @@ def _switch_roles(side: Side) -> dict[str, str]:
         switches = rest.get("switches")
     if not isinstance(switches, list):
         return {}
-    return {str(s["name"]): str(s.get("role", "")) for s in switches
-            if isinstance(s, dict) and "name" in s}
+    return {str(s["name"]): (str(s.get("role", "")), str(s.get("platform") or ""))
+            for s in switches if isinstance(s, dict) and "name" in s}
 
 
 def _tail_switches(side: DirSide) -> Any:
@@ -328,9 +340,10 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
         elif len(parts) >= 2 and parts[-1] in KNOWN_NAMES:
             device, name = parts[-2], KNOWN_NAMES[parts[-1]]
         else:
-            device = parts[-1]
-            for suffix in SUFFIXES:
-                device = device.removesuffix(suffix)
+            suffix = PurePosixPath(parts[-1]).suffix
+            if suffix and suffix not in SUFFIXES and not _is_device_name(parts[-1], render):
+                continue  # a README.md or a picture beside the backups is not a switch
+            device = parts[-1].removesuffix(suffix) if suffix in SUFFIXES else parts[-1]
             name = None
         if name is None:
             fmt = _sniff(side, path)
@@ -338,6 +351,11 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
             name = rendered[0] if rendered else DEFAULT_KIND[fmt]
         out.setdefault(device, {})[name] = path
     return out
+
+
+def _is_device_name(name: str, render: dict[str, dict[str, str]]) -> bool:
+    """A file named after a switch of the render (`leaf.pod1` has a dot)."""
+    return name in render
 
 
 def _owned(kind: Kind, backup: str, render: str, where: tuple[str, str], owned: bool,
@@ -365,6 +383,14 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
                     del kinds[name]
     if not a and not b:
         raise DiffError("no device configs found on either side")
+    if render_side is not None and old.kind != new.kind:
+        backups, side = (b, new) if old is render_side else (a, old)
+        if not backups.keys() & rendered.keys():
+            # A wrong path (an empty directory, another fabric's backups) would otherwise
+            # read as every switch added: a CI gate must not take that for a change.
+            some = ", ".join(sorted(rendered, key=natural_key)[:3])
+            raise DiffError(f"{side.label}: holds no config of any switch of the render "
+                            f"({some}, ...): not a directory of this fabric's backups")
     keys = sorted({(d, k) for side in (a, b) for d, ks in side.items() for k in ks},
                   key=lambda x: (natural_key(x[0]), x[1]))
     several = {d for d, _ in keys if len(a.get(d, {}) | b.get(d, {})) > 1}

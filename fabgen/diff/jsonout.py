@@ -6,7 +6,7 @@ Version 1 (README, "fabgen diff --format json"; schemas/fabgen-diff.schema.json)
      "changed": bool, "notes": [...],
      "summary": {"files": {added, removed, changed, unchanged},
                  "devices": {added, removed, changed, replatformed},
-                 "cables": {added, removed, moved, changed, renumbered}, "changes": n},
+                 "cables": {added, removed, moved, changed, renumbered, renamed}, "changes": n},
      "devices": [{name, role, old_os, new_os, status, files}],
      "files": [{name, kind, device, status, size, changes: [{op, at, where, old, new, note}]}]}
 

@@ -29,7 +29,8 @@ KINDS: tuple[Kind, ...] = (
     _k("cables", "cabling/*.csv", "table", "text",
        "cable tables, cable by cable, matched by both ends: added, removed, moved (one "
        "end kept), changed (another column), renumbered (the same cable under a new id: "
-       "relabel it)", at="table", table=CABLES),
+       "relabel it), renamed (same cages, the ports' names changed: nothing to re-cable)",
+       at="table", table=CABLES),
     _k("cables-json", "cabling/*.json", "table", "json",
        "the cable tables as JSON: as the CSV, and the switch list key by key",
        at="table", table=CABLES),

@@ -32,7 +32,7 @@ class Change:
     at: tuple[str, ...]  # where in the file, outermost first
     old: Any = None  # the value before (`-`, `~`)
     new: Any = None  # the value after (`+`, `~`)
-    note: str = ""  # tables: added, removed, moved, changed, renumbered
+    note: str = ""  # tables: added, removed, moved, changed, renumbered, renamed
 
 
 class Spool:
@@ -121,13 +121,18 @@ class CableCount:
     moved: int = 0  # one end kept, the other on another port
     changed: int = 0  # both ends kept, another column (speed, length, address) changed
     renumbered: int = 0  # both ends and every column kept, another id
+    # Both ends in the same cage (device and panel label kept), a port name changed: a
+    # switch's OS names its ports another way (Ethernet0 -> swp1s0); nothing to re-cable.
+    renamed: int = 0
 
     def total(self) -> int:
-        return self.added + self.removed + self.moved + self.changed + self.renumbered
+        return (self.added + self.removed + self.moved + self.changed + self.renumbered
+                + self.renamed)
 
     def as_dict(self) -> dict[str, int]:
         return {"added": self.added, "removed": self.removed, "moved": self.moved,
-                "changed": self.changed, "renumbered": self.renumbered}
+                "changed": self.changed, "renumbered": self.renumbered,
+                "renamed": self.renamed}
 
 
 @dataclass(slots=True)

@@ -45,6 +45,29 @@ def parse_config(text: str, comment: str = "!") -> list[Node]:
     return root
 
 
+# FRR commands that open a block running to the next `!` or `exit` line; frrcfgd's
+# templates write their lines unindented (`interface Ethernet0` / `link-detect` / `!`).
+_FRR_OPENERS = re.compile(r"^(interface|router|vrf|route-map|line|key chain|bfd|pbr-map)\b")
+
+
+def parse_frr(text: str) -> list[Node]:
+    """FRR's config: as parse_config, with a block's unindented lines read as its own (a
+    block opens at `interface`, `router`, `vrf`... and closes at `!` or `exit`)."""
+    lines: list[str] = []
+    inside = False
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        at_left = bool(stripped) and raw[0] not in " \t"
+        if at_left and (stripped.startswith("!") or _CLOSERS.match(stripped)):
+            inside = False
+        elif at_left and _FRR_OPENERS.match(stripped):
+            inside = True
+        elif at_left and inside:
+            raw = " " + raw
+        lines.append(raw)
+    return parse_config("\n".join(lines))
+
+
 _BLOCK_HEAD = re.compile(r"^(Switch|Ca|Rt)\s")
 
 

@@ -5,7 +5,9 @@ A cable is matched by its two ends, not by its id: fabgen numbers cables in plan
 adding a scalable unit gives later cables new ids, and matching by id would show every one of
 them as moved. So a cable whose ends are kept is the same cable (renumbered if its id
 changed, changed if another column did); one whose a-end is kept but whose z-end is not (or
-the other way round) moved; any other is added or removed. Rows without ids (rails.csv) are
+the other way round) moved; one whose devices and panel labels (cage, split) are kept but
+whose port names are not was renamed (a switch's new OS names the same cage another way);
+any other is added or removed. Rows without ids (rails.csv) are
 matched by their key columns.
 
 Both sides stream: the old side is held as a digest of each row's content (16 bytes and its
@@ -36,10 +38,14 @@ class TableSpec:
     a_end: tuple[str, ...] = ()  # a cable's ends: a row keeping one of them moved
     z_end: tuple[str, ...] = ()
     cables: bool = False  # count the rows as cables in the summary
+    # Where a cable physically sits: both devices and their panel labels (cage, split). A
+    # cable whose place is kept and whose port names changed was renamed, not moved.
+    place: tuple[str, ...] = ()
 
 
 CABLES = TableSpec(key=("a_device", "a_port", "z_device", "z_port"), id="id",
-                   a_end=("a_device", "a_port"), z_end=("z_device", "z_port"), cables=True)
+                   a_end=("a_device", "a_port"), z_end=("z_device", "z_port"), cables=True,
+                   place=("a_device", "a_panel", "z_device", "z_panel"))
 RAILS = TableSpec(key=("host", "nic", "nic_port"))
 
 
@@ -137,23 +143,24 @@ def diff_rows(old: Rows, new: Rows, spec: TableSpec) -> tuple[list[Change], Cabl
 
 
 def _slim(row: Row, spec: TableSpec, differ: tuple[str, ...]) -> Row:
-    """What a changed row keeps: its id, its key columns (a cable's ends) and the columns
+    """What a changed row keeps: its id, its key columns (a cable's ends and place) and the columns
     that changed; the rest is the same on both sides (and a table of 800,000 renumbered
     cables would otherwise be held whole)."""
-    keep = {spec.id or "", *spec.key, *spec.a_end, *spec.z_end, *differ}
+    keep = {spec.id or "", *spec.key, *spec.a_end, *spec.z_end, *spec.place, *differ}
     return {c: v for c, v in row.items() if c in keep}
 
 
 def _pair(old: list[Row], new: list[Row], spec: TableSpec, count: CableCount) -> list[Change]:
     """Unmatched rows: the same key (changed), one end kept (moved), else removed and added."""
     out: list[Change] = []
-    for columns, note in ((spec.key, "changed"), (spec.a_end, "moved"), (spec.z_end, "moved")):
+    for columns, note in ((spec.key, "changed"), (spec.place, "renamed"), (spec.a_end, "moved"),
+                          (spec.z_end, "moved")):
         if not columns:
             continue
         by_key: dict[tuple[str, ...], Row] = {}
         for row in old:
             k = _key(row, columns)
-            if k is not None:
+            if k is not None and (note != "renamed" or all(k)):  # no panel label, no place
                 by_key.setdefault(k, row)
         still: list[Row] = []
         matched: set[int] = set()
@@ -169,6 +176,8 @@ def _pair(old: list[Row], new: list[Row], spec: TableSpec, count: CableCount) ->
                               _slim(row, spec, differ), note))
             if note == "moved":
                 count.moved += 1
+            elif note == "renamed":
+                count.renamed += 1
             else:
                 count.changed += 1
         old = [r for r in old if id(r) not in matched]
@@ -205,7 +214,11 @@ def describe(change: Change, spec: TableSpec) -> str:
               if old.get(c) != new.get(c) and c not in spec.key]
     if not spec.cables:
         return ", ".join(fields)
-    moved = f"{ends(old)} → {ends(new)}" if change.note == "moved" else ends(new)
+    if change.note == "renamed":
+        fields = [f for f in fields if not f.startswith(("a_panel", "z_panel"))]
+        moved = f"{ends(old)} → {ends(new)}: ports renamed, same cages"
+    else:
+        moved = f"{ends(old)} → {ends(new)}" if change.note == "moved" else ends(new)
     return moved + (f" ({', '.join(fields)})" if fields else "")
 
 

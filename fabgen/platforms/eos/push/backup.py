@@ -14,7 +14,10 @@ EOS_SECTIONS = ("service routing protocols model ", "hostname ", "ip routing",
                 "management api gnmi", "ip hardware fib ", "interface Ethernet",
                 "interface Loopback",
                 "port-channel load-balance ", "qos map ", "priority-flow-control ",
-                "router bfd", "router bgp ")
+                "router bfd", "router bgp ",
+                # fabgen renders no static route: one on a switch is drift in the routing it
+                # owns (a default route that bypasses the fabric's ECMP), not the device's own
+                "ip route ", "ipv6 route ")
 
 
 def _eos(backup: str, render: str, where: tuple[str, str], owned: bool,

@@ -20,7 +20,7 @@ __all__ = ["FRR_SECTIONS", "KINDS", "SONIC_TABLES", "owned_tables"]
 FRR_SECTIONS = ("frr defaults ", "hostname ", "log syslog", "log facility ", "router bgp ",
                 "bfd", "route-map ", "ip prefix-list ", "ipv6 prefix-list ", "agentx",
                 "enable password ", "password ", "fpm address ", "no fpm ", "ip nht ",
-                "ipv6 nht ", "interface ", "link-detect")
+                "ipv6 nht ", "interface ", "ip route ", "ipv6 route ")
 # SONiC config_db tables fabgen renders (target.py, bgp.py, buffers.py).
 SONIC_TABLES = frozenset({
     "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_PEER_GROUP",
@@ -66,7 +66,7 @@ def _frr(backup: str, render: str, where: tuple[str, str], owned: bool,
 
 _FRR: Kind = kind("frr", "sonic/*/frr.conf sonic/*/frr.expected.conf", "sections", "text",
                   "FRR config by section (`router bgp 65000 > bgp router-id`)",
-                  at="sections", os="sonic", device=True, backup=_frr)
+                  at="sections", os="sonic", device=True, parser="frr", backup=_frr)
 KINDS: tuple[Kind, ...] = (
     kind("sonic", "sonic/*/config_db.json", "keys", "json",
          "SONiC config_db.json by table, key and field "
