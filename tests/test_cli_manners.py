@@ -65,7 +65,9 @@ def test_global_flags_go_before_or_after_the_command(cli) -> None:
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(sub.choices) == set(COMMANDS)
+    from fabgen.platforms.registry import push as platforms
+
+    assert set(sub.choices) == set(COMMANDS) | {c.name for c in platforms.commands()}
     for name, command in sub.choices.items():
         flags = {s for a in command._actions for s in a.option_strings}
         assert {"--no-color", "--debug", "--version"} <= flags, name
