@@ -112,8 +112,15 @@ def test_push_without_its_extra_says_how_to_add_it(cli, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """pip and pipx users both get a command that works: `pipx inject fabgen 'fabgen[push]'`
     installs the extra's dependencies into fabgen's own venv (pipx 1.18.4, a wheel install)."""
-    monkeypatch.setitem(sys.modules, "nornir", None)  # as if the push extra were missing
+    # As if the push extra were missing: nornir and any of its modules an earlier test loaded.
+    for name in ["nornir", *(m for m in sys.modules if m.startswith("nornir."))]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "fabgen.push.runner", raising=False)
+    # An earlier test's push (the platform contract's) left the submodule as the package's
+    # attribute too, which `from fabgen.push import runner` would take without importing.
+    import fabgen.push
+
+    monkeypatch.delattr(fabgen.push, "runner", raising=False)
     hosts = tmp_path / "mgmt.yaml"
     hosts.write_text("{}\n")
     result = cli("--no-color", "push", str(ROCE), "--hosts", str(hosts))

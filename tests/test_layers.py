@@ -226,3 +226,37 @@ def test_the_platform_rules_bite(tmp_path: Path) -> None:
     found = platform_import_problems(modules(tmp_path, "fabgen"), _platforms())
     assert len(found) == 3, found
     assert any(f.startswith("fabgen.targets.odd:1 imports fabgen.platforms.eos") for f in found)
+
+
+_IMPORT_EACH_FIRST = r"""
+import importlib, os, sys
+import jinja2, orjson, pydantic, yaml  # third-party, loaded once before forking
+failed = []
+for name in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - reported by the parent
+            sys.stderr.write(f"{name}: {type(exc).__name__}: {exc}\n")
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1] != 0:
+        failed.append(name)
+print("\n".join(failed))
+"""
+
+
+def test_every_module_imports_first() -> None:
+    """Each module imported first in a fresh interpreter (forked after the third-party
+    libraries load): a circle through a package's implicit parent import, which the AST graph
+    cannot see (platforms/<os>/push importing push.drivers.base runs fabgen/push/__init__), is
+    an ImportError here."""
+    import subprocess
+    import sys
+
+    names = sorted(m for m in modules(ROOT, "fabgen") if m != "fabgen.__main__")  # runs main
+    run = subprocess.run([sys.executable, "-c", _IMPORT_EACH_FIRST, *names], cwd=ROOT,
+                         capture_output=True, text=True, check=False, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [], run.stderr
