@@ -182,3 +182,89 @@ def series(events: list[dict[str, Any]], prefix: str) -> dict[str, float]:
                       f"{_NAME_RE.sub('_', key).lstrip('_')}")
             out[f"{metric}{{{inner}}}"] = number
     return out
+
+
+# --- loading a config: targets and the global flags they inherit -----------------------------
+#
+# openconfig/gnmic 597750387b51, pkg/config:
+# * config.go Load (:330-370): viper with env prefix GNMIC, `/` and `-` replaced by `_`,
+#   AutomaticEnv, so a global flag (docs/user_guide/configuration_env.md: --tls-ca is
+#   GNMIC_TLS_CA, --username GNMIC_USERNAME...) comes from the environment or the file's top
+#   level; then expandOSPathFlagValues (:1175) turns the global tls-ca/tls-cert/tls-key
+#   (osPathFlags, :76) into absolute paths that must exist.
+# * targets.go GetTargets (:31-125), per target, in this order: SetTargetConfigDefaults (the
+#   global flags fill what the target lacks: username, password, insecure, skip-verify always;
+#   tls-ca (when set globally), tls-cert, tls-key only when the target is not insecure),
+#   expandCertPaths (:99, :240-263: the target's TLS files through expandOSPath), the password
+#   read again as a string, expandTargetEnv (:111, :265: os.ExpandEnv on name, address,
+#   username, tls files; on the password only when it starts with `$`).
+# * config.go expandOSPath (:1147-1172): "" and "-" and URLs kept; `~` expanded; a relative
+#   path joined to the working directory; os.Stat must succeed or the load fails.
+
+GLOBAL_PATH_FLAGS = ("tls-ca", "tls-cert", "tls-key")
+GLOBAL_FLAGS = ("username", "password", "insecure", "skip-verify", *GLOBAL_PATH_FLAGS)
+
+
+class GnmicLoadError(Exception):
+    """What gnmic prints before exiting: the config did not load."""
+
+
+def _expand_os_path(path: str, cwd: str, exists: Any) -> str:
+    if path in ("", "-") or path.startswith(("http://", "https://", "sftp://", "ftp://")):
+        return path
+    import os.path
+
+    full = path if os.path.isabs(path) else os.path.join(cwd, path)
+    if not exists(full):
+        raise GnmicLoadError(f"stat {full}: no such file or directory")
+    return full
+
+
+def _expand_env(text: str, env: dict[str, str]) -> str:
+    """Go's os.ExpandEnv: $VAR and ${VAR}, unset variables empty."""
+    return re.sub(r"\$\{([^}]*)\}|\$([A-Za-z0-9_]+)",
+                  lambda m: env.get(m.group(1) or m.group(2), ""), text)
+
+
+def load_targets(config: dict[str, Any], env: dict[str, str], cwd: str,
+                 exists: Any) -> dict[str, dict[str, Any]]:
+    """The targets gnmic runs for `config` (a parsed gnmic YAML) with the environment `env`,
+    run from `cwd`; `exists(path)` says whether a file exists. Raises GnmicLoadError where
+    gnmic stops loading."""
+    flags: dict[str, Any] = {"username": "", "password": "", "insecure": False,
+                             "skip-verify": False, "tls-ca": "", "tls-cert": "",
+                             "tls-key": ""}
+    for flag in GLOBAL_FLAGS:
+        var = "GNMIC_" + flag.upper().replace("-", "_")
+        if var in env:
+            value: Any = env[var]
+            if flag in ("insecure", "skip-verify"):
+                value = value.lower() in ("1", "t", "true")
+            flags[flag] = value
+        elif flag in config:
+            flags[flag] = config[flag]
+    for flag in GLOBAL_PATH_FLAGS:
+        if flags[flag]:
+            flags[flag] = _expand_os_path(flags[flag], cwd, exists)
+    out = {}
+    for name, spec in (config.get("targets") or {}).items():
+        tc = dict(spec or {})
+        tc.setdefault("name", name)
+        tc.setdefault("address", name)
+        for flag in ("username", "password", "insecure", "skip-verify"):
+            tc.setdefault(flag, flags[flag])
+        if not tc["insecure"]:
+            if "tls-ca" not in tc and flags["tls-ca"]:
+                tc["tls-ca"] = flags["tls-ca"]
+            tc.setdefault("tls-cert", flags["tls-cert"])
+            tc.setdefault("tls-key", flags["tls-key"])
+            for key in GLOBAL_PATH_FLAGS:  # expandCertPaths, before any env expansion
+                if tc.get(key):
+                    tc[key] = _expand_os_path(tc[key], cwd, exists)
+        for key in ("name", "address", "username", *GLOBAL_PATH_FLAGS):
+            if key in tc and isinstance(tc[key], str):
+                tc[key] = _expand_env(tc[key], env)
+        if isinstance(tc["password"], str) and tc["password"].startswith("$"):
+            tc["password"] = _expand_env(tc["password"], env)
+        out[name] = tc
+    return out

@@ -62,6 +62,8 @@ TABLE_MODULES: dict[str, str] = {
     "BUFFER_PROFILE": "sonic-buffer-profile",
     "BUFFER_QUEUE": "sonic-buffer-queue",
     "CABLE_LENGTH": "sonic-cable-length",
+    "COPP_GROUP": "sonic-copp",
+    "COPP_TRAP": "sonic-copp",
     "DEFAULT_LOSSLESS_BUFFER_PARAMETER": "sonic-default-lossless-buffer-parameter",
     "DEVICE_METADATA": "sonic-device_metadata",
     "DSCP_TO_TC_MAP": "sonic-dscp-tc-map",

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from tests import gnmic_model
+from tests import gnmic_model, snmp_exporter_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gnmi"
 STEP_S = 10  # gnmic samples every 10 s (telemetry.SAMPLE_INTERVAL)
@@ -39,16 +39,16 @@ SONIC_FILES = {
     "sonic-pg-watermarks": "sonic-PERIODIC_WATERMARKS_Ethernet_wildcard_PriorityGroups_alias.json",
     "sonic-port-state": "sonic-APPL_DB_PORT_TABLE.json",
     "sonic-port-oper": "sonic-STATE_DB_PORT_TABLE.json",
-    "sonic-bgp-state": "sonic-STATE_DB_NEIGH_STATE_TABLE.json",
 }
+SNMP_WALK = Path(__file__).parent / "fixtures" / "snmp" / "leaf-su1-r0-bgpPeerState.walk"
 
 
 def sonic_answers(step: int, storm: bool) -> dict[str, Answer]:
     """What sonic-gnmi answers each subscription at `step`. Healthy: every port pauses 10
     frames/s on priority 3 both ways and marks 500 packets/s on the RoCE queue. Storm: etp1a
     (Ethernet0) receives 20,000 pauses/s, its watchdog fires and its lossless queue drops at
-    step 20, etp1b marks ECN on queue 0, neighbour 10.254.0.1 goes Active at step 20, Ethernet0
-    came up at 200G, Ethernet8 flaps four times in its first 80 s."""
+    step 20, etp1b marks ECN on queue 0, Ethernet0 came up at 200G, Ethernet8 flaps four times in
+    its first 80 s. (BGP: sonic_snmp_walks.)"""
     answers = {name: copy.deepcopy(fixture(f)) for name, f in SONIC_FILES.items()}
     ports, queues = answers["sonic-port-counters"], answers["sonic-queue-counters"]
     for alias in ports:
@@ -64,7 +64,6 @@ def sonic_answers(step: int, storm: bool) -> dict[str, Answer]:
             q3["PFC_WD_STATUS"] = "stormed"
             _add(q3, "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", 1)
             _add(q3, "SAI_QUEUE_STAT_DROPPED_PACKETS", 5)
-            answers["sonic-bgp-state"]["10.254.0.1"]["state"] = "Active"
         _add(queues["etp1b:0"], "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", 100 * step)
         answers["sonic-port-oper"]["Ethernet0"]["speed"] = "200000"
         flapping = answers["sonic-port-state"]["Ethernet8"]
@@ -85,6 +84,36 @@ def sonic_events(config: dict[str, Any], step: int, storm: bool) -> list[dict[st
                                          source=target, timestamp=step * STEP_S * 10**9,
                                          event_tags=spec["event-tags"]))
     return out
+
+
+def sonic_snmp_walks(step: int, storm: bool) -> dict[str, str | None]:
+    """switch -> what its snmpd answers snmp_exporter's walk of bgpPeerState at `step` (None:
+    no answer). Healthy: leaf-su1-r0's 32 sessions established. Storm: its session to
+    10.254.0.2 is Active (3) from step 20, and leaf-su1-r1's snmpd answers with no BGP peer at
+    all (bgpd not connected to its AgentX master)."""
+    walk = SNMP_WALK.read_text()
+    if storm and step >= 20:
+        walk = walk.replace(".10.254.0.2 6\n", ".10.254.0.2 3\n")
+    walks: dict[str, str | None] = {"leaf-su1-r0": walk}
+    if storm:
+        walks["leaf-su1-r1"] = ""
+    return walks
+
+
+def run_snmp(exporter_text: str, scrape_text: str, storm: bool) -> dict[str, list[float]]:
+    """{series: value per step} Prometheus stores from the rendered snmp_exporter module and
+    scrape job (tests/snmp_exporter_model.py)."""
+    (job,) = yaml.safe_load(scrape_text)["scrape_configs"]
+    (module,) = yaml.safe_load(exporter_text)["modules"].values()
+    timeline: dict[str, list[float]] = {}
+    for step in range(STEPS):
+        for target, walk in sonic_snmp_walks(step, storm).items():
+            for key, value in snmp_exporter_model.scrape(job, module, target, walk).items():
+                timeline.setdefault(key, [float("nan")] * step).append(value)
+        for values in timeline.values():
+            if len(values) < step + 1:
+                values.append(float("nan"))
+    return timeline
 
 
 # --- EOS --------------------------------------------------------------------------------------

@@ -33,9 +33,9 @@ def test_catalog_parses_with_anta_and_names_real_tests(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     names = {t.test.__name__ for t in catalog.tests}
     assert names == {"VerifyInterfacesStatus", "VerifyInterfacesSpeed", "VerifyL3MTU",
-                     "VerifyInterfaceErrors", "VerifyInterfacesPFCCounters",
-                     "VerifyInterfacesEgressQueueDrops",
+                     "VerifyInterfaceErrors",
                      "VerifyLLDPNeighbors", "VerifyBGPPeerSession", "VerifyRunningConfigLines",
+                     "VerifyRunningConfig",
                      "VerifyBFDSpecificPeers", "VerifyBFDPeersRegProtocols",
                      "VerifyBFDPeersIntervals"}
     for t in catalog.tests:  # a class of ANTA's own test modules, not a look-alike
@@ -74,9 +74,9 @@ def test_catalog_checks_the_plan(tmp_path: Path) -> None:
         == {True}
     assert {(p.tx_interval, p.rx_interval, p.multiplier)
             for p in by_name["VerifyBFDPeersIntervals"].bfd_peers} == {(300, 300, 3)}
-    queue_drops = by_name["VerifyInterfacesEgressQueueDrops"]
-    assert queue_drops.traffic_classes == [f"TC{plan.rdma.queue}"]
-    assert queue_drops.packet_drop_threshold == 0
+    (rule,) = by_name["VerifyRunningConfig"].rules
+    assert rule.section == [r"interface Ethernet[0-9/]+",
+                            f"uc-tx-queue (?!{plan.rdma.queue}$)[0-9]+"]
     assert isinstance(lldp, anta.tests.connectivity.VerifyLLDPNeighbors.Input)
     assert isinstance(speed, anta.tests.interfaces.VerifyInterfacesSpeed.Input)
 
@@ -160,74 +160,177 @@ def _queue_drops(ports: list[str], drops_on: str | None = None) -> dict[str, Any
         p: {"ucastQueues": tcs(p), "mcastQueues": tcs(p)} for p in ports}}}
 
 
-def test_counter_tests_pass_after_normal_roce_traffic_and_fail_on_drops(tmp_path: Path) -> None:
-    """The catalog's counter tests, run by ANTA's own classes on counters cleared before a
-    normal RoCE run (pauses well under the PfcPauseRate budget, lossy queue 0 dropping as
-    lossy queues do, no lossless drop): pass. A lossless drop, or a port paused at storm rate
-    for the window: fail."""
-    tests = _leaf_inputs(tmp_path)
-    pfc, drops = tests["VerifyInterfacesPFCCounters"], tests["VerifyInterfacesEgressQueueDrops"]
-    ports = [str(p) for p in pfc.inputs.interfaces]
-    window = load(MIXED).intent.monitoring.verify_window_s
-    # 1,192 frames/s: a tenth of the rate that holds a 400G link paused (alerts target)
-    assert pfc.inputs.counters_threshold == 1192 * window
-    normal = 200 * window  # 200 pauses/s each way during an all-reduce with incast
-    assert _run(pfc, _pfc(ports, normal, normal)) == "success"
-    assert _run(drops, _queue_drops(ports)) == "success"
-    assert _run(drops, _queue_drops(ports, drops_on=ports[1])) == "failure"
-    assert _run(pfc, _pfc(ports, normal, normal, storm=ports[0])) == "failure"
-    # At the old threshold 0 the same normal run failed: the budget is what makes it hold.
-    assert "VerifyInterfacesECNCounters" not in tests
+def _snapshots(tmp_path: Path, ports: list[str], seconds: int, pps: int, *,
+               storm: str | None = None, drops_on: str | None = None,
+               cleared: bool = False) -> tuple[Path, Path]:
+    """Two `anta exec snapshot` directories of leaf-su1-r0, `seconds` apart, in the layout
+    ANTA writes (<dir>/<device>/json/<command>.json) and the shapes of ANTA's unit-test data:
+    counters that have been running for a day (never cleared) grow by `pps` pause frames a
+    second each way, the lossy queue 0 drops as lossy queues do, `storm` receives a hundred
+    times more, `drops_on` drops 7 packets on the lossless queue; `cleared`: someone cleared
+    the counters in between."""
+    import json
+
+    day = 86_400
+
+    def pfc(t: int) -> dict[str, Any]:
+        return {"interfaceCounters": {p: {"rxFrames": pps * t * (100 if p == storm else 1),
+                                          "txFrames": pps * t} for p in ports}}
+
+    def drops(t: int, later: bool) -> dict[str, Any]:
+        def tcs(port: str) -> dict[str, Any]:
+            return {"trafficClasses": {f"TC{tc}": {"dropPrecedences": {"DP0": {
+                "droppedPackets": (7 if port == drops_on and tc == 3 and later else 0)
+                + (t // 10 if tc == 0 else 0)}}} for tc in range(8)}}
+        return {"egressQueueCounters": {"interfaces": {
+            p: {"ucastQueues": tcs(p), "mcastQueues": tcs(p)} for p in ports}}}
+
+    out = []
+    for name, t, later in (("before", day, False), ("after", day + seconds, True)):
+        if cleared and later:
+            t = seconds // 2
+        d = tmp_path / name / "leaf-su1-r0" / "json"
+        d.mkdir(parents=True)
+        (d / "show_priority-flow-control_counters.json").write_text(json.dumps(pfc(t)))
+        (d / "show_interfaces_counters_queue_detail.json").write_text(
+            json.dumps(drops(t, later)))
+        out.append(tmp_path / name)
+    return out[0], out[1]
 
 
-def test_ecn_budget_is_checked_when_the_intent_sets_one(tmp_path: Path) -> None:
+def test_counters_compare_deltas_for_any_window(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A 30-minute run at a normal 200 pauses/s on counters never cleared passes (the old
+    catalog's 357,600-frame threshold for 300 s failed it, and any day-old counter); a storm on
+    one port, or one lossless drop, fails and is named."""
+    from fabgen.verify import counters
+
+    ports = [p.name for p in expected_switches(
+        FabricIndex(build(load(MIXED).intent)), qos.plan(load(MIXED).intent),
+        platforms=("eos",))[0].ports]
+    assert counters.snapshot_file(tmp_path, "leaf-su1-r0", counters.PFC).name == (
+        "show_priority-flow-control_counters.json")
+    run = tmp_path / "ok"
+    before, after = _snapshots(run, ports, 1800, 200)
+    ok = cli("verify-counters", str(MIXED), str(before), str(after), "--elapsed", "1800",
+             "--devices", "leaf-su1-r0")
+    assert (ok.code, ok.out) == (0, "1 switch(es) within the plan over 1800 s\n"), ok.out + ok.err
+    assert 200 * 1800 > 357_600  # what the cumulative threshold would have failed
+    bad = tmp_path / "bad"
+    before, after = _snapshots(bad, ports, 1800, 200, storm=ports[0], drops_on=ports[1])
+    run_bad = cli("verify-counters", str(MIXED), str(before), str(after), "--elapsed", "1800",
+                  "--devices", "leaf-su1-r0")
+    assert run_bad.code == 1
+    lines = run_bad.out.splitlines()
+    assert lines[0].startswith(f"leaf-su1-r0 {ports[0]}: pfc: expected at most 2145600 PFC "
+                               "frames each way in 1800 s (1192/s")
+    assert lines[1] == (f"leaf-su1-r0 {ports[1]}: lossless-drops: expected no packet dropped "
+                        "by the lossless queue TC3 (PFC pauses the sender first), got 7 dropped")
+    # Counters cleared mid-window: the after value is what was counted since, still judged.
+    cleared = tmp_path / "cleared"
+    before, after = _snapshots(cleared, ports, 1800, 200, cleared=True)
+    assert cli("verify-counters", str(MIXED), str(before), str(after), "--elapsed", "1800",
+               "--devices", "leaf-su1-r0").code == 0
+    # Another eAPI shape is an error, never a pass; a switch without a snapshot is named.
+    (after / "leaf-su1-r0" / "json" / "show_priority-flow-control_counters.json").write_text(
+        '{"interfaces": {}}')
+    shape = cli("verify-counters", str(MIXED), str(before), str(after), "--elapsed", "1800",
+                "--devices", "leaf-su1-r0")
+    assert shape.code == 1 and ": snapshot: expected the port's PFC" in shape.out
+    missing = cli("verify-counters", str(MIXED), str(before), str(after), "--elapsed", "60")
+    assert missing.code == 1 and "leaf-su1-r1: snapshot: expected both snapshots" in missing.out
+
+
+def test_ecn_marks_are_bounded_when_the_intent_sets_a_budget(tmp_path: Path) -> None:
+    from fabgen.verify import counters
+
+    budget = counters.Budget(pause_pps=1192, pfc_frames_max=None, lossless_queue=3,
+                             ecn_marks_max=1_000_000)
+
+    def snap(marks: int) -> dict[str, Any]:
+        return {counters.PFC: {"interfaceCounters": {"Ethernet1/1": {"rxFrames": 0,
+                                                                     "txFrames": 0}}},
+                counters.QUEUE_DROPS: {"egressQueueCounters": {"interfaces": {"Ethernet1/1": {
+                    "ucastQueues": {"trafficClasses": {"TC3": {"dropPrecedences": {
+                        "DP0": {"droppedPackets": 0}}}}}}}}},
+                # queues without ECN print "-" (ANTA's unit-test data); the RoCE queue counts
+                counters.ECN: {"intfQueueCounters": {"Ethernet1/1": {"queueCounters": {
+                    "0": "-", "1": "-", "3": str(marks), "6": "-"}}}}}
+    assert counters.compare("leaf", ["Ethernet1/1"], snap(5), snap(250_005), 300, budget) == []
+    (finding,) = counters.compare("leaf", ["Ethernet1/1"], snap(5), snap(2_000_005), 300,
+                                  budget)
+    assert (finding.check, finding.actual) == ("ecn", "2000000")
     intent = tmp_path / "ecn.yaml"
-    intent.write_text(MIXED.read_text() + "monitoring:\n  verify_ecn_marks_max: 1000000\n"
-                      "  verify_pfc_frames_max: 5000\n")
-    tests = _leaf_inputs(tmp_path, intent)
-    ecn = tests["VerifyInterfacesECNCounters"]
-    assert ecn.inputs.counters_threshold == 1_000_000
-    assert tests["VerifyInterfacesPFCCounters"].inputs.counters_threshold == 5000
-    ports = [str(p) for p in ecn.inputs.interfaces]
-
-    def ecn_counters(marks: int) -> dict[str, Any]:
-        # queues without ECN print "-" (ANTA skips them); the RoCE queue counts its marks
-        return {"intfQueueCounters": {p: {"queueCounters": {
-            "0": "-", "1": "-", "3": str(marks), "6": "-"}} for p in ports}}
-    assert _run(ecn, ecn_counters(250_000)) == "success"
-    assert _run(ecn, ecn_counters(2_000_000)) == "failure"
+    intent.write_text(MIXED.read_text() + "monitoring:\n  verify_ecn_marks_max: 1000000\n")
+    commands = render(load(intent), only=["anta"])[anta_target.COUNTERS]
+    assert "- show qos interfaces ecn counters queue" in commands
 
 
-def test_check_script_clears_counters_before_the_traffic_and_the_catalog(
+def test_catalog_has_no_cumulative_counter_test_and_checks_ecn_config(tmp_path: Path) -> None:
+    """Counters left to verify-counters; instead ECN configured on any other queue fails,
+    through ANTA's own VerifyRunningConfig on `show running-config | json` shaped as EOS
+    nests interface sub-modes ({"cmds": {...}})."""
+    tests = _leaf_inputs(tmp_path)
+    assert not {"VerifyInterfacesPFCCounters", "VerifyInterfacesEgressQueueDrops",
+                "VerifyInterfacesECNCounters"} & set(tests)
+    rule = tests["VerifyRunningConfig"]
+
+    def running(ecn_on: int) -> dict[str, Any]:
+        ecn = ("random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 "
+               "bytes max-mark-probability 100")
+        queues = {f"uc-tx-queue {q}": {"cmds": {"no priority": None, **(
+            {ecn: None, "random-detect ecn count": None} if q in (3, ecn_on) else {})}}
+            for q in (0, 1, 3, 6)}
+        return {"cmds": {"interface Ethernet1/1": {"cmds": {"mtu 9214": None, **queues}},
+                         "interface Management1": {"cmds": {"vrf MGMT": None}}}}
+    assert _run(rule, running(3)) == "success"
+    assert _run(rule, running(1)) == "failure"
+
+
+def test_check_script_snapshots_around_the_traffic_then_runs_the_catalog(
         tmp_path: Path) -> None:
-    """verify/anta-check.sh run with a stand-in `anta` that logs its arguments: clear, then
-    the traffic command, then nrfu with the rendered catalog; nrfu's failure is the exit."""
+    """verify/anta-check.sh with stand-ins for `anta` and `fabgen` that log their arguments:
+    snapshot, traffic, snapshot, verify-counters with the elapsed seconds, nrfu; a failure of
+    either check is the exit status."""
     import os
     import subprocess
 
     files = render(load(MIXED), only=["anta"])
     verify = tmp_path / "verify"
     verify.mkdir()
-    (verify / "anta-check.sh").write_text(files[anta_target.CHECK])
-    (verify / "anta-catalog.yaml").write_text(files[anta_target.CATALOG])
+    for name in (anta_target.CHECK, anta_target.CATALOG, anta_target.COUNTERS):
+        (tmp_path / name).write_text(files[name])
     log = tmp_path / "log"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake = bin_dir / "anta"
-    fake.write_text(f'#!/bin/sh\necho "anta $*" >> {log}\n'
-                    '[ "$1" = nrfu ] && exit "${NRFU_EXIT:-0}"\nexit 0\n')
-    fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    for tool, var in (("anta", "NRFU_EXIT"), ("fabgen", "COUNTERS_EXIT")):
+        fake = bin_dir / tool
+        fake.write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\n'
+                        f'case "$1" in nrfu|verify-counters) exit "${{{var}:-0}}";; esac\n'
+                        'exit 0\n')
+        fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+           "FABGEN_INTENT": "pod.yaml"}
     run = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "sh", "-c",
                           f"echo traffic >> {log}"], env=env, capture_output=True, text=True,
                          check=False)
     assert run.returncode == 0, run.stderr
-    assert log.read_text().splitlines() == [
-        "anta exec clear-counters --inventory inv.yml", "traffic",
-        f"anta nrfu --catalog {verify}/anta-catalog.yaml --inventory inv.yml table"]
-    failed = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "true"],
-                            env={**env, "NRFU_EXIT": "1"}, capture_output=True, check=False)
-    assert failed.returncode == 1
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith(f"anta exec snapshot --inventory inv.yml --commands-list "
+                               f"{verify}/anta-counters.yaml --output /")
+    assert lines[1] == "traffic" and lines[2].startswith("anta exec snapshot")
+    before, after = lines[0].split()[-1], lines[2].split()[-1]
+    assert before.endswith("/before") and after.endswith("/after")
+    assert lines[3].startswith(f"fabgen verify-counters pod.yaml {before} {after} --elapsed ")
+    assert int(lines[3].split()[-1]) >= 1
+    assert lines[4] == f"anta nrfu --catalog {verify}/anta-catalog.yaml --inventory inv.yml table"
+    for var in ("NRFU_EXIT", "COUNTERS_EXIT"):
+        failed = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "true"],
+                                env={**env, var: "1"}, capture_output=True, check=False)
+        assert failed.returncode == 1, var
+    unset = subprocess.run(["bash", str(verify / "anta-check.sh"), "inv.yml", "true"],
+                           env={k: v for k, v in env.items() if k != "FABGEN_INTENT"},
+                           capture_output=True, text=True, check=False)
+    assert unset.returncode != 0 and "FABGEN_INTENT" in unset.stderr
 
 
 def test_inventory_parses_with_anta_and_runs_the_whole_catalog(tmp_path: Path) -> None:

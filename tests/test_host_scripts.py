@@ -214,6 +214,11 @@ def fake_sysfs(root: Path, ctx: RenderContext, host: Host, *, configured: bool,
                     _put(ecn / role / "enable" / str(p), on)
             _put(ecn / "roce_np" / "cnp_dscp", plan.cnp.dscp[0] if configured else 0)
             _put(ecn / "roce_np" / "cnp_802p_prio", plan.cnp.priority if configured else 0)
+    if not roce:  # the storage ports' IPoIB netdevs (topology.storage.ipoib)
+        for hp in storage_ports(ctx, host):
+            conf = root / "proc/sys/net/ipv4/conf" / hp.netdev
+            _put(conf / "arp_ignore", 1 if configured else 0)
+            _put(conf / "arp_announce", 2 if configured else 0)
     if peermem:
         (sys / "module" / "nvidia_peermem").mkdir(parents=True)
     boot = nodes.bootstrap_interface(ctx.intent)
@@ -268,12 +273,23 @@ def _host_args(name: str, host: Host) -> list[str]:
     return ["--host", host.name] if _roce(name) or ib_hosts.host_files(ctx) else []
 
 
-def ib_outputs(root: Path, host: Host) -> Path:
-    """Canned `ip -4 -o addr show` output listing the host's IPoIB addresses as planned."""
+def storage_ports(ctx: RenderContext, host: Host) -> tuple[HostPort, ...]:
+    """The host's ports on an InfiniBand storage network with IPoIB planned, else none."""
+    spec = ctx.intent.topology.storage
+    if spec is None or spec.ipoib is None or ctx.fabric.transport != "infiniband":
+        return ()
+    storage = next(x for x in ctx.fabric.extras if x.role == "storage")
+    return next(h for h in storage.hosts if h.name == host.name).ports
+
+
+def ib_outputs(root: Path, host: Host, ctx: RenderContext | None = None) -> Path:
+    """Canned `ip -4 -o addr show` output listing the host's IPoIB addresses as planned (with
+    `ctx`, its storage ports' too)."""
     root.mkdir(parents=True, exist_ok=True)
+    ports = (*host.ports, *(storage_ports(ctx, host) if ctx is not None else ()))
     lines = [f"{i + 4}: {hp.netdev}    inet {hp.ipoib.with_prefixlen} scope global "
              f"{hp.netdev}\\       valid_lft forever preferred_lft forever"
-             for i, hp in enumerate(host.ports) if hp.ipoib is not None]
+             for i, hp in enumerate(ports) if hp.ipoib is not None]
     (root / "ip.out").write_text("".join(line + "\n" for line in lines))
     return root
 
@@ -341,6 +357,20 @@ def expected_ipoib_calls(ctx: RenderContext, host: Host) -> list[list[str]]:
             ["ip", "-4", "addr", "replace", hp.ipoib.with_prefixlen, "dev", hp.netdev],
             ["ip", "-4", "route", "replace", str(prefix.prefix), "dev", hp.netdev, "src", ip,
              "table", table],
+            ["ip", "-4", "rule", "list", "pref", pref, "from", ip, "table", table],
+            ["ip", "-4", "rule", "del", "pref", pref],
+            ["ip", "-4", "rule", "add", "pref", pref, "from", ip, "table", table],
+        ]
+    spec = ctx.intent.topology.storage
+    for i, hp in enumerate(storage_ports(ctx, host)):
+        assert hp.ipoib is not None and spec is not None and spec.ipoib is not None
+        ip, table, pref = hp.ipoib.ip, str(ib_hosts.STORAGE_TABLE_BASE + i), \
+            str(ib_hosts.STORAGE_RULE_PREF_BASE + i)
+        out += [
+            ["ip", "link", "set", "dev", hp.netdev, "up"],
+            ["ip", "-4", "addr", "replace", hp.ipoib.with_prefixlen, "dev", hp.netdev],
+            ["ip", "-4", "route", "replace", str(spec.ipoib.prefix), "dev", hp.netdev, "src",
+             ip, "table", table],
             ["ip", "-4", "rule", "list", "pref", pref, "from", ip, "table", table],
             ["ip", "-4", "rule", "del", "pref", pref],
             ["ip", "-4", "rule", "add", "pref", pref, "from", ip, "table", table],
@@ -560,7 +590,7 @@ def test_infiniband_scripts_run(name: str, rendered: dict[str, Path], stub_bin: 
             conf = sysroot / "proc/sys/net/ipv4/conf" / hp.netdev
             assert (conf / "arp_ignore").read_text() == "1\n"
             assert (conf / "arp_announce").read_text() == "2\n"
-    outputs = ib_outputs(tmp_path / "out", host)
+    outputs = ib_outputs(tmp_path / "out", host, ctx)
 
     check = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
                 stub_bin=stub_bin, outputs=outputs)
@@ -573,6 +603,12 @@ def test_infiniband_scripts_run(name: str, rendered: dict[str, Path], stub_bin: 
     ok = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
              stub_bin=stub_bin, outputs=outputs)
     assert ok.returncode == 0, ok.stdout
+    # the storage subnet's addresses (topology.storage.ipoib): set and checked like the rails'
+    for hp in storage_ports(ctx, host):
+        assert hp.ipoib is not None
+        conf = sysroot / "proc/sys/net/ipv4/conf" / hp.netdev
+        assert (conf / "arp_ignore").read_text() == "1\n"
+        assert f"OK   storage: {hp.netdev} IPoIB address: {hp.ipoib.with_prefixlen}" in ok.stdout
     wrong = _rail_order(host)[0]
     _put(sysroot / "sys/class/infiniband" / wrong.rdma_device / "ports/1/state", "1: DOWN")
     down = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
@@ -1179,7 +1215,7 @@ def test_preflight_checks_the_bootstrap_interface(state: str | None, line: str,
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True, bootstrap=state)
     result = run(rendered[name] / "hosts" / "preflight.sh", *_host_args(name, host),
                  sysroot=sysroot, log=tmp_path / "log", stub_bin=stub_bin,
-                 outputs=ib_outputs(tmp_path / "out", host))
+                 outputs=ib_outputs(tmp_path / "out", host, ctx))
     assert line in result.stdout.splitlines()
     fails = [x for x in result.stdout.splitlines() if x.startswith("FAIL")]
     assert fails == ([] if state == "up" else [line])
@@ -1214,7 +1250,7 @@ def test_gpudirect_accepts_dma_buf_without_nvidia_peermem(
     log = tmp_path / "calls.log"
     args = _host_args(name, host)
     check = run(rendered[name] / "hosts" / "preflight.sh", *args, sysroot=sysroot, log=log,
-                stub_bin=stub_bin, outputs=ib_outputs(tmp_path / "out", host))
+                stub_bin=stub_bin, outputs=ib_outputs(tmp_path / "out", host, ctx))
     assert verdict in check.stdout.splitlines()
     dmabuf = verdict.startswith("OK")
     assert check.returncode == (0 if dmabuf else 1), check.stdout
@@ -1295,7 +1331,8 @@ def test_preflight_reads_the_tenant_pkey_where_nccl_looks(tmp_path: Path, stub_b
     (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, guid_plan(fabric),
                                                           real_guids=True))
     data = base.model_dump(mode="json")
-    data["infiniband"].update(guids_file="fabric.ibnd", partitions=[
+    # libsharp over sockets (not SHARP 3.13's UCX default): preflight.sh tests sharp_am's port
+    data["infiniband"].update(guids_file="fabric.ibnd", sharp_protocol="sockets", partitions=[
         {"name": "tenant-a", "pkey": "0x0101", "hosts": ["dgx00*"]}])
     intent = Intent.model_validate(data)
     ctx = RenderContext(intent, fabric, base_dir=tmp_path)
@@ -1310,7 +1347,7 @@ def test_preflight_reads_the_tenant_pkey_where_nccl_looks(tmp_path: Path, stub_b
     sysroot = fake_sysfs(tmp_path / "root", ctx, host, configured=True)
     for hp in host.ports:
         _put(sysroot / "sys/class/infiniband" / hp.rdma_device / "ports/1/pkeys/1", "0x8101")
-    outputs = ib_outputs(tmp_path / "out", host)
+    outputs = ib_outputs(tmp_path / "out", host, ctx)
     ok = run(root / "hosts" / "preflight.sh", "--host", host.name, sysroot=sysroot,
              log=tmp_path / "log", stub_bin=stub_bin, outputs=outputs)
     assert ok.returncode == 0, ok.stdout

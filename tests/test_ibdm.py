@@ -410,10 +410,27 @@ def test_topology_file_matches_the_simulated_fabric(name: str, intent: Intent,
 def test_only_compute_hosts_and_switches_are_in_the_files() -> None:
     intent = load(IB_INVENTORIES[0]).intent
     fabric = build(intent)
-    text = "".join(bringup_files(intent).values())
+    text = "".join(t for p, t in bringup_files(intent).items()
+                   if not p.startswith(f"{OUT}/storage/"))
     for extra in fabric.extras:
         for sw in extra.switches:
             assert f" {sw.name}\n" not in text and f" {sw.name} " not in text
+
+
+@pytest.mark.realtool
+def test_ibdm_reads_every_cable_of_the_storage_subnet(tmp_path: Path) -> None:
+    """The storage network, a subnet of its own, gets its own topology file and IBNLs
+    (bringup/infiniband/storage/): ibdm's parser reads every planned storage cable from it,
+    nodes' storage ports, targets and its subnet manager's hosts included."""
+    require_tool("ibdmsh")
+    intent = load(IB_INVENTORIES[0]).intent
+    fabric = build(intent)
+    storage = next(x for x in fabric.extras if x.role == "storage")
+    root = write(bringup_files(intent), tmp_path)
+    spec = ibdm_read("topo", root / OUT / "storage" / "ibdm.topo", root / OUT / "storage" / "ibnl")
+    assert spec.cables == plan_cables(storage, 0)
+    assert {n.split("/")[0] for n in spec.nodes} >= {"stor01", "ufm-stor01", "dgx001"}
+    assert spec.nodes["dgx001/U0"][1] == 1, "a storage port is an adapter of its own"
 
 
 def test_render_selects_bringup_as_a_group() -> None:

@@ -58,9 +58,23 @@ def test_ipoib_addresses_every_compute_port_and_the_ufm_interfaces() -> None:
     assert all(hp.ipoib is not None and hp.ipoib.interface.network == prefix for hp in ports)
     assert addresses[:2] == ["10.224.0.3", "10.224.0.4"]
     assert not {a.ip for a in ufm} & set(addresses)
-    # storage and management networks get none
-    assert all(hp.ipoib is None for x in fabric.extras for h in (*x.hosts, *x.sm_hosts)
-               for hp in h.ports)
+    # the management network gets none; the storage network its own subnet
+    # (topology.storage.ipoib): its UFM pair's fabric interfaces, then every node's two storage
+    # ports, never the storage system's (its vendor's)
+    by_role = {x.role: x for x in fabric.extras}
+    assert all(hp.ipoib is None for h in (*by_role["management"].hosts,
+                                          *by_role["management"].sm_hosts) for hp in h.ports)
+    storage = by_role["storage"]
+    assert [hp.ipoib.with_prefixlen for h in storage.sm_hosts for hp in h.ports
+            if hp.ipoib is not None] == ["10.226.0.1/23", "10.226.0.2/23"]
+    nodes = [h for h in storage.hosts if h.name in {x.name for x in fabric.hosts}]
+    targets = [h for h in storage.hosts if h.name not in {x.name for x in fabric.hosts}]
+    assert [hp.ipoib.with_prefixlen for hp in nodes[0].ports if hp.ipoib is not None] == \
+        ["10.226.0.3/23", "10.226.0.4/23"]
+    assert all(hp.ipoib is not None for h in nodes for hp in h.ports)
+    assert all(hp.ipoib is None for h in targets for hp in h.ports)
+    storage_addresses = [hp.ipoib.ip for h in nodes for hp in h.ports if hp.ipoib is not None]
+    assert len(set(storage_addresses)) == 127 * 2
 
 
 @pytest.mark.parametrize(("changes", "message", "loc"), [
@@ -81,6 +95,15 @@ def test_ipoib_addresses_every_compute_port_and_the_ufm_interfaces() -> None:
     ({"topology.management.subnet_manager": {"hosts": [{"name": "m1"}]}},
      "a subnet manager belongs to an InfiniBand storage network only",
      ("topology", "management", "subnet_manager")),
+    ({"topology.management.ipoib": {"prefix": "10.9.0.0/16"}},
+     "IPoIB addressing belongs to an InfiniBand storage network only",
+     ("topology", "management", "ipoib")),
+    ({"topology.storage.ipoib": {"prefix": "10.226.0.0/24"}},
+     "IPoIB subnet 10.226.0.0/24 has 256 addresses; the nodes' storage ports and the storage "
+     "subnet manager need 258", ("topology", "storage", "ipoib", "prefix")),
+    ({"infiniband.sharp_protocol": "ucx", "infiniband.sharp_version": "3.10"},
+     "sharp_protocol ucx with SHARP 3.10: before 3.10.3 UCX must also be enabled",
+     ("infiniband", "sharp_protocol")),
 ])
 def test_intent_checks(tmp_path: Path, changes: dict[str, Any], message: str,
                        loc: tuple[Any, ...]) -> None:
@@ -95,11 +118,34 @@ def test_sharp_without_ipoib_is_a_warning(tmp_path: Path) -> None:
     data = _inventory(**{"infiniband.ipoib": None})
     warnings = [w for w in _load(tmp_path, data).warnings if w.loc == ("infiniband", "ipoib")]
     assert [w.message for w in warnings] == [
+        "SHARP is on but no IPoIB addresses are planned: SHARP wants IPoIB on the compute "
+        "servers (Setting up NVIDIA SHARP Environment), and UFM's fabric_interface needs an "
+        "IPv4 address"]
+    data["infiniband"]["sharp_protocol"] = "sockets"
+    warnings = [w for w in _load(tmp_path, data).warnings if w.loc == ("infiniband", "ipoib")]
+    assert [w.message for w in warnings] == [
         "SHARP is on but no IPoIB addresses are planned: libsharp reaches sharp_am over IPoIB "
-        "(TCP 6126) and UFM does not start without an IPv4 address on its fabric_interface"]
+        "(TCP 6126, sharp_protocol sockets), and UFM's fabric_interface needs an IPv4 address"]
     data["infiniband"]["sharp"] = False
     assert not [w for w in _load(tmp_path, data).warnings
                 if w.loc == ("infiniband", "ipoib")]
+
+
+def test_ufm_software_with_tenants_warns_the_hosts_stay_full_members(tmp_path: Path) -> None:
+    data = _inventory(**{"infiniband.partitions": [{"name": "a", "pkey": 1,
+                                                    "hosts": ["dgx00*"]}],
+                         "infiniband.management.ufm": "software"})
+    warnings = [w for w in _load(tmp_path, data).warnings
+                if w.loc == ("infiniband", "management", "ufm")]
+    assert len(warnings) == 1 and "documents no setting that makes the hosts limited members" \
+        in warnings[0].message
+    data["infiniband"]["default_membership"] = "full"  # said: accepted
+    assert not [w for w in _load(tmp_path, data).warnings
+                if w.loc == ("infiniband", "management", "ufm")]
+    data["infiniband"]["management"]["ufm"] = "appliance"
+    data["infiniband"]["default_membership"] = None
+    assert not [w for w in _load(tmp_path, data).warnings
+                if w.loc == ("infiniband", "management", "ufm")]
 
 
 def test_two_planes_refuse_one_ipoib_subnet() -> None:

@@ -92,8 +92,8 @@ def test_inventory_files_without_real_guids(inventory: tuple[Intent, Fabric]) ->
     files = r.render_all(intent, fabric)
     assert sorted(p for p in files if not p.startswith("infiniband/storage/")) == [
         f"infiniband/{n}" for n in (
-            "check-routing.sh", "topology.ibnet", "ufm/opensm.conf", "ufm/qos-policy.conf",
-            "ufm/sharp_am.cfg", "ufm/ufm-setup.sh")]
+            "check-routing.sh", "topology.ibnet", "ufm/appliance.cli", "ufm/opensm.conf",
+            "ufm/qos-policy.conf", "ufm/sharp_am.cfg")]
     assert r.render_all(intent, fabric) == files, "deterministic"
     text = files["infiniband/ufm/opensm.conf"]
     conf = r.conf_options(text)
@@ -114,13 +114,16 @@ def test_inventory_files_without_real_guids(inventory: tuple[Intent, Fabric]) ->
     assert conf["qos_sl2vl"] == ",".join(["0", "1"] + ["0"] * 14)
     assert conf["qos_vlarb_low"] == "0:64,1:64" and conf["qos_vlarb_high"] == "0:0"
     am = r.conf_options(files["infiniband/ufm/sharp_am.cfg"])
-    assert (am["ib_qpc_sl"], am["ib_sat_qpc_sl"], am["smx_protocol"]) == ("1", "1", "2")
+    # smx_protocol 1, UCX: SHARP 3.13's default for new installs (sharp_version 3.13)
+    assert (am["ib_qpc_sl"], am["ib_sat_qpc_sl"], am["smx_protocol"]) == ("1", "1", "1")
     assert "root_guids_file" not in am
     assert "/opt/ufm/files/conf/sharp/sharp_am.cfg" in files["infiniband/ufm/sharp_am.cfg"]
     # no tenants: UFM's own partitions.conf (the default partition) is all there is
     assert "infiniband/ufm/partitions.conf.user_ext" not in files
+    # the appliances run no shell: check-routing.sh runs on a node, with UFM's log copied over
     check = files["infiniband/check-routing.sh"]
-    assert 'log="${1:-/opt/ufm/files/log/opensm.log}"' in check
+    assert 'log="${1:-opensm.log}"' in check and 'ca="${CA:-mlx5_0}"' in check
+    assert "(/opt/ufm/files/log/opensm.log on the master) copied beside it" in check
     # NCCL: the same adaptive routing and SL story
     env = {e.key: e.value for e in nccl.entries(RenderContext(intent, fabric))}
     assert env["NCCL_IB_ADAPTIVE_ROUTING"] == "1" and env["NCCL_IB_SL"] == "0"
@@ -174,7 +177,15 @@ def test_inventory_files_with_real_guids(inventory: tuple[Intent, Fabric],
     check = files["infiniband/check-routing.sh"]
     assert (f'master_guids=("0x{real.port_guids[("ufm01", 0)]:x}" '
             f'"0x{real.port_guids[("ufm02", 0)]:x}")') in check
-    setup = files["infiniband/ufm/ufm-setup.sh"]
+    # the appliance (the default): its CLI has no command for the root GUIDs, which it says
+    roots = len(r.guid_lines(files["infiniband/ufm/root_guids.txt"]))
+    assert f"and {roots} root GUIDs (ufm/root_guids.txt)" in " ".join(
+        files["infiniband/ufm/appliance.cli"].replace("\n# ", " ").split())
+    software = r.render_all(with_ib(intent, guids_file="fabric.ibnd",
+                                    management={"kind": "ufm", "ufm": "software",
+                                                "hosts": [{"name": "ufm01"}, {"name": "ufm02"}],
+                                                "ports": 2}), fabric, base_dir=tmp_path)
+    setup = software["infiniband/ufm/ufm-setup.sh"]
     assert 'INSTALL_NAMES=("qos-policy.conf" "ib-node-name-map" "root_guids.txt")' in setup
     assert files["infiniband/topology.ibnet"] == render_topology(fabric, real, real_guids=True)
     # ftree (upstream here) reads the compute-node list too

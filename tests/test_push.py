@@ -55,8 +55,10 @@ def sonic_config(name: str, loopback: str, bad: bool = False, extra: Any = None)
         "DEVICE_METADATA": {"localhost": {
             "hostname": name, "bgp_asn": "65101", "type": "BackEndToRRouter",
             "docker_routing_config_mode": "unified", "frr_mgmt_framework_config": "true",
-            # The render's guesses; the device's own values must win.
-            "hwsku": "render-hwsku", "mac": "fa:b8:00:00:00:01", "platform": "render-platform"}},
+            # The SKU of an SN5600 split 2x400G (what the sonic target renders); mac and
+            # platform are the render's guesses, the device's own values must win.
+            "hwsku": "Mellanox-SN5600-O128", "mac": "fa:b8:00:00:00:01",
+            "platform": "render-platform"}},
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{loopback}/32": {}},
         "PORT": {f"Ethernet{i * 8}": {"admin_status": "up", "mtu": "9100", "speed": "400000"}
                  for i in range(3)},
@@ -486,6 +488,44 @@ def test_sonic_dry_run_changes_nothing_commit_keeps_management_and_switches_to_f
     assert lab.linux(leaf).leftovers() == [".fabgen"]
     again = by_name(lab.push(devices=leaf))[leaf]  # a real switch's extra tables: unchanged
     assert (again.status, again.diff) == ("unchanged", ""), again.diff
+
+
+def _factory_sku(lab: Lab, name: str) -> dict[str, Any]:
+    """Make the fake switch a factory SN5600: ACS-SN5600 (sonic-buildimage
+    device/mellanox/x86_64-nvidia_sn5600-r0/default_sku)."""
+    home = lab.linux(name).home
+    running = json.loads((home / ".fake" / "running.json").read_text())
+    running["DEVICE_METADATA"]["localhost"]["hwsku"] = "ACS-SN5600"
+    for path in (home / ".fake" / "running.json", home / "etc" / "sonic" / "config_db.json"):
+        path.write_text(json.dumps(running, indent=4) + "\n")
+    return running
+
+
+def test_sonic_push_refuses_another_hwsku_unless_told(lab: Lab) -> None:
+    """A factory SN5600 runs ACS-SN5600; the render is Mellanox-SN5600-O128's (2x400G): its
+    PORT and buffer tables would land on the other SKU's port layout. Dry run and commit are
+    refused with SONiC's ways to change the SKU, nothing applied; with --sonic-change-hwsku
+    the push writes the render's hwsku through `config reload`."""
+    leaf = LEAVES[0]
+    lab.start(leaf)
+    _factory_sku(lab, leaf)
+    before = lab.state(leaf)
+    for commit in (False, True):
+        dev = by_name(lab.push(devices=leaf, commit=commit, confirm_timeout=60))[leaf]
+        assert (dev.status, dev.error_kind) == ("failed", "refused"), dev.error
+        assert "runs HwSKU ACS-SN5600, the render is for Mellanox-SN5600-O128" in dev.error
+        assert "sonic-cfggen -H -k Mellanox-SN5600-O128 --preset t1" in dev.error
+        assert "--sonic-change-hwsku" in dev.error
+        assert lab.state(leaf) == before
+    with pytest.raises(FabgenError, match="--sonic-change-hwsku needs --sonic-apply reload"):
+        lab.push(devices=leaf, commit=True, sonic_change_hwsku=True, sonic_apply="replace")
+    dev = by_name(lab.push(devices=leaf, commit=True, confirm_timeout=60,
+                           sonic_change_hwsku=True))[leaf]
+    assert dev.status == "committed", dev.error
+    assert "HwSKU ACS-SN5600 -> Mellanox-SN5600-O128" in dev.steps[
+        [s.name for s in dev.steps].index("prepare")].detail
+    assert lab.linux(leaf).running()["DEVICE_METADATA"]["localhost"]["hwsku"] == (
+        "Mellanox-SN5600-O128")
 
 
 def test_sonic_verify_fails_when_bgp_does_not_come_from_config_db(lab: Lab) -> None:

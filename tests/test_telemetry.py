@@ -9,12 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from fabgen import qos
 from fabgen.intent.loader import load
 from fabgen.render import render
-from fabgen.targets import alerts, telemetry
+from fabgen.targets import alerts, sonic_snmp, telemetry
+from tests import gnmic_model
 from tests.conftest import ROOT
 
 
@@ -34,12 +36,10 @@ def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
 
     switches = [s.name for s in build(loaded.intent).switches]
     assert list(config["targets"]) == switches
-    # TLS with the switch's certificate checked, the collector's certificate from its
-    # environment: no secret and no key path in the file.
+    # TLS with the switch's certificate checked, the collector's certificate from gnmic's
+    # global flags (its environment): no secret and no key path in the file.
     assert config["targets"]["leaf-su1-r0"] == {
         "address": "leaf-su1-r0:8080", "insecure": False, "skip-verify": False,
-        "tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
-        "tls-key": "${GNMIC_TLS_KEY}",
         "event-tags": {"fabric": "roce-256", "platform": "sonic", "role": "leaf"}}
     paths = {(s["target"], s["paths"][0]) for s in config["subscriptions"].values()}
     # sonic-gnmi virtual paths (sonic_data_client/virtual_db.go pathTransFuncTbl) and tables;
@@ -47,8 +47,7 @@ def test_gnmic_sonic_subscribes_every_sonic_switch() -> None:
     assert paths == {("COUNTERS_DB", "COUNTERS/Ethernet*"),
                      ("COUNTERS_DB", "COUNTERS/Ethernet*/Queues"),
                      ("COUNTERS_DB", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups"),
-                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "PORT_TABLE"),
-                     ("STATE_DB", "NEIGH_STATE_TABLE")}
+                     ("APPL_DB", "PORT_TABLE"), ("STATE_DB", "PORT_TABLE")}
     # Sampled, states too: gnmic's Prometheus output expires a series after 60 s without an
     # update, which would end a down alert while the session is still down.
     assert {s["stream-mode"] for s in config["subscriptions"].values()} == {"sample"}
@@ -80,8 +79,7 @@ def test_gnmic_eos_dials_the_gnmi_port_the_config_opens(tmp_path: Path) -> None:
     files = _files("roce-eos-nvue-2to1", ["telemetry", "eos"])
     target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
     assert target["address"] == "leaf-su1-r0:6030"
-    assert (target["insecure"], target["username"], target["password"]) == (
-        True, "${GNMIC_USERNAME}", "${GNMIC_PASSWORD}")
+    assert target["insecure"] is True and not {"username", "password"} & set(target)
     assert "\nmanagement api gnmi\n   transport grpc default\n!" in files["eos/leaf-su1-r0.cfg"]
     text = (ROOT / "inventories" / "roce-eos-nvue-2to1.yaml").read_text()
     intent = tmp_path / "tls.yaml"
@@ -90,8 +88,8 @@ def test_gnmic_eos_dials_the_gnmi_port_the_config_opens(tmp_path: Path) -> None:
     files = render(load(intent), only=["telemetry", "eos", "report"])
     target = _yaml(files[telemetry.GNMIC_EOS])["targets"]["leaf-su1-r0"]
     assert target["address"] == "leaf-su1-r0:50051"
-    assert (target["insecure"], target["skip-verify"], target["tls-ca"]) == (
-        False, False, "${GNMIC_TLS_CA}")
+    assert (target["insecure"], target["skip-verify"]) == (False, False)
+    assert not {"tls-ca", "username", "password"} & set(target)
     assert ("\nmanagement api gnmi\n   transport grpc MGMT\n      ssl profile GNMI\n"
             "      port 50051\n      vrf MGMT\n!") in files["eos/leaf-su1-r0.cfg"]
     assert "SSL profile `GNMI`" in files["report.md"]
@@ -200,7 +198,11 @@ def test_rules_read_only_metrics_the_collectors_produce() -> None:
             for rule in group["rules"]:
                 for metric in _metrics(rule["expr"]):
                     platform = group["name"].rsplit("-", 1)[1]
-                    if platform == "sonic":
+                    if platform == "sonic" and metric in (sonic_snmp.METRIC, "up"):
+                        # snmp_exporter's metric, and the scrape job's `up`.
+                        assert (sonic_snmp.METRIC in _files(name)[sonic_snmp.SNMP_EXPORTER]
+                                and "up{job=" in rule["expr"]) or metric != "up", rule
+                    elif platform == "sonic":
                         assert any(metric.startswith(f"sonic_{e}_") for e in events), metric
                     elif platform == "eos":
                         assert metric.split("_")[1] in eos_subscriptions, metric
@@ -208,3 +210,79 @@ def test_rules_read_only_metrics_the_collectors_produce() -> None:
                         assert metric.startswith("nvswitch_"), metric
                     else:
                         assert metric.startswith("node_infiniband_"), metric
+
+
+# --- gnmic loads the configs (tests/gnmic_model.load_targets, from gnmic's source) -----------
+
+COLLECTOR_ENV = {"GNMIC_TLS_CA": "/etc/gnmic/ca.pem", "GNMIC_TLS_CERT": "/etc/gnmic/c.pem",
+                 "GNMIC_TLS_KEY": "/etc/gnmic/c.key", "GNMIC_USERNAME": "telemetry",
+                 "GNMIC_PASSWORD": "s3cret"}
+
+
+def _exists(path: str) -> bool:
+    return path in {"/etc/gnmic/ca.pem", "/etc/gnmic/c.pem", "/etc/gnmic/c.key"}
+
+
+def test_gnmic_model_rejects_env_references_in_target_tls_paths() -> None:
+    """What the earlier render wrote: gnmic stats `${GNMIC_TLS_CA}` as a file under the working
+    directory before it expands the variable, and the whole config fails to load."""
+    config = {"targets": {"leaf": {"address": "leaf:8080", "insecure": False,
+                                   "tls-ca": "${GNMIC_TLS_CA}"}}}
+    with pytest.raises(gnmic_model.GnmicLoadError, match=r"/srv/\$\{GNMIC_TLS_CA\}"):
+        gnmic_model.load_targets(config, COLLECTOR_ENV, "/srv", _exists)
+
+
+@pytest.mark.parametrize(("inventory", "path", "ssl"), [
+    ("roce-256-sonic", telemetry.GNMIC_SONIC, None),
+    ("roce-eos-nvue-2to1", telemetry.GNMIC_EOS, None),
+    ("roce-eos-nvue-2to1", telemetry.GNMIC_EOS, "GNMI")])
+def test_rendered_gnmic_configs_load_and_inherit_the_collector_env(
+        inventory: str, path: str, ssl: str | None, tmp_path: Path) -> None:
+    text = (ROOT / "inventories" / f"{inventory}.yaml").read_text()
+    if ssl:
+        text += f"monitoring:\n  eos_gnmi_ssl_profile: {ssl}\n"
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(text)
+    config = _yaml(render(load(intent), only=["telemetry"])[path])
+    targets = gnmic_model.load_targets(config, COLLECTOR_ENV, "/srv", _exists)
+    assert set(targets) == set(config["targets"])
+    for tc in targets.values():
+        # Credentials come from the environment, never from the file.
+        assert (tc["username"], tc["password"]) == ("telemetry", "s3cret")
+        if tc["insecure"]:
+            assert ssl is None and path == telemetry.GNMIC_EOS
+            assert "tls-ca" not in tc
+        else:
+            assert (tc["tls-ca"], tc["tls-cert"], tc["tls-key"], tc["skip-verify"]) == (
+                "/etc/gnmic/ca.pem", "/etc/gnmic/c.pem", "/etc/gnmic/c.key", False)
+    # Without the CA file on the collector gnmic says so at load (the global flag's path).
+    if not all(tc["insecure"] for tc in targets.values()):
+        with pytest.raises(gnmic_model.GnmicLoadError, match=r"ca\.pem"):
+            gnmic_model.load_targets(config, COLLECTOR_ENV, "/srv", lambda p: False)
+
+
+@pytest.mark.realtool
+def test_sonic_bgp_state_scrape_job_is_a_valid_prometheus_config(tmp_path: Path) -> None:
+    """The SNMP scrape job (a scrape_config_files file, which is a prometheus.yml with only
+    scrape_configs) passes promtool; the exporter module walks BGP4-MIB bgpPeerState with the
+    SNMPv3 user from the environment, nothing secret in the file."""
+    import subprocess
+
+    from tests.conftest import require_tool
+
+    files = _files("roce-256-sonic", ["telemetry"])
+    scrape = tmp_path / "scrape.yml"
+    scrape.write_text(files[sonic_snmp.SCRAPE])
+    require_tool("promtool")
+    run = subprocess.run(["promtool", "check", "config", str(scrape)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (job,) = _yaml(files[sonic_snmp.SCRAPE])["scrape_configs"]
+    assert {t for g in job["static_configs"] for t in g["targets"]} == set(
+        _yaml(files[telemetry.GNMIC_SONIC])["targets"])
+    exporter = _yaml(files[sonic_snmp.SNMP_EXPORTER])
+    (auth,) = exporter["auths"].values()
+    assert {auth[k] for k in ("username", "password", "priv_password")} == {
+        "${FABGEN_SNMP_USERNAME}", "${FABGEN_SNMP_AUTH_PASSWORD}", "${FABGEN_SNMP_PRIV_PASSWORD}"}
+    (module,) = exporter["modules"].values()
+    assert module["walk"] == ["1.3.6.1.2.1.15.3.1.2"]

@@ -17,7 +17,7 @@ import yaml
 
 from fabgen.intent.loader import load
 from fabgen.render import render
-from fabgen.targets import alerts, telemetry
+from fabgen.targets import alerts, sonic_snmp, telemetry
 from tests import gnmic_model, telemetry_timeline
 from tests.conftest import ROOT
 from tests.test_alerts import _alert, _run_tests
@@ -39,7 +39,8 @@ FIRES: dict[str, dict[str, tuple[str, dict[str, str], dict[str, str], str]]] = {
                                    {"interface": "Ethernet4", "queue": "0"}, {}, "4m"),
         "LosslessQueueDrops": ("sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS",
                                {"interface": "Ethernet0", "queue": "3"}, {}, "4m"),
-        "BgpSessionDown": ("sonic_bgp_established", {"neighbor": "10.254.0.1"}, {}, "5m"),
+        "BgpSessionDown": ("sonic_bgp_peer_state", {"neighbor": "10.254.0.2"}, {}, "5m"),
+        "BgpStateUnknown": ("up", {"source": "leaf-su1-r1"}, {}, "5m"),
         "LinkWrongSpeed": ("sonic_port_oper_speed", {"interface": "Ethernet0"}, {}, "7m"),
         "LinkFlapping": ("sonic_port_state_flap_count", {"interface": "Ethernet8"}, {}, "5m"),
     },
@@ -51,9 +52,6 @@ FIRES: dict[str, dict[str, tuple[str, dict[str, str], dict[str, str], str]]] = {
                          {"direction": "received"}, "7m"),
         "PfcWatchdogTriggered": ("eos_pfcwd_stuck_count", {"interface_name": "Ethernet1/1"},
                                  {}, "4m"),
-        "EcnMarksOnNonRoceQueue": ("eos_queues_ecn_marked_pkts",
-                                   {"interface_name": "Ethernet1/5", "queue_name": "UC1"}, {},
-                                   "4m"),
         "LosslessQueueDrops": ("eos_queues_dropped_pkts",
                                {"interface_name": "Ethernet1/1", "queue_name": "UC3"}, {}, "4m"),
         "BgpSessionDown": ("eos_bgp_session_state", {"neighbor": "10.254.0.0"}, {}, "5m"),
@@ -66,15 +64,24 @@ FIRES: dict[str, dict[str, tuple[str, dict[str, str], dict[str, str], str]]] = {
 
 
 @functools.cache
+def _files(platform: str) -> dict[str, str]:
+    return render(load(ROOT / "inventories" / f"{INVENTORY[platform]}.yaml"),
+                  only=["telemetry", "alerts"])
+
+
 def _rendered(platform: str) -> tuple[str, str]:
-    files = render(load(ROOT / "inventories" / f"{INVENTORY[platform]}.yaml"),
-                   only=["telemetry", "alerts"])
+    files = _files(platform)
     return files[CONFIG[platform]], files[alerts.RULES]
 
 
 @functools.cache
 def _timeline(platform: str, storm: bool) -> dict[str, list[float]]:
-    return telemetry_timeline.run(_rendered(platform)[0], EVENTS[platform], storm)
+    timeline = telemetry_timeline.run(_rendered(platform)[0], EVENTS[platform], storm)
+    if platform == "sonic":  # BGP state: snmp_exporter on FRR's BGP4-MIB (sonic_snmp)
+        files = _files(platform)
+        timeline.update(telemetry_timeline.run_snmp(files[sonic_snmp.SNMP_EXPORTER],
+                                                    files[sonic_snmp.SCRAPE], storm))
+    return timeline
 
 
 def _rules(platform: str, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
@@ -171,13 +178,11 @@ def test_fixtures_are_shaped_as_sonic_gnmi_testdata() -> None:
             "sonic-COUNTERS_Ethernet_wildcard_Queues_alias.json",
         "PERIODIC_WATERMARKS:Ethernet_wildcard:PriorityGroups_alias_expected.txt":
             "sonic-PERIODIC_WATERMARKS_Ethernet_wildcard_PriorityGroups_alias.json",
-        "NEIGH_STATE_TABLE_MAP.txt": "sonic-STATE_DB_NEIGH_STATE_TABLE.json",
     }
     for theirs, ours in pairs.items():
         real = json.loads((gnmi / theirs).read_text())
         mine = telemetry_timeline.fixture(ours)
-        if "NEIGH" not in theirs:
-            assert _keys(mine) == _keys(real), theirs
+        assert _keys(mine) == _keys(real), theirs
         real_fields = {f for v in real.values() for f in v}
         mine_fields = {f for v in mine.values() for f in v}
         # WRED_ECN_MARKED_PACKETS: the WRED_ECN_QUEUE group's counter, which their test

@@ -192,9 +192,12 @@ def test_storage_subnet_comes_up(tmp_path: Path) -> None:
     assert ib_hosts.IPOIB_TABLE_BASE > nic.ROUTE_TABLE_BASE  # the two never share a table
 
 
-def test_check_routing_accepts_either_ufm_node(tmp_path: Path) -> None:
+@pytest.mark.parametrize("product", ["software", "appliance"])
+def test_check_routing_accepts_either_ufm_node(product: str, tmp_path: Path) -> None:
     """A UFM pair's check-routing.sh, run through the simulator: OpenSM on ufm02 (after a
-    failover) is as planned as on ufm01, and reads the log given (UFM's, in production)."""
+    failover) is as planned as on ufm01, and reads the log given (UFM's, in production). UFM
+    Enterprise software runs it on the master; the appliances run no shell, so there it runs
+    on a compute node, through that node's port, with the log copied off the master."""
     h.require_tools()
     intent = tenants(partitions=[])
     fabric = build(intent)
@@ -202,10 +205,13 @@ def test_check_routing_accepts_either_ufm_node(tmp_path: Path) -> None:
     (tmp_path / "fabric.ibnd").write_text(render_topology(fabric, real, real_guids=True))
     data = intent.model_dump(mode="json")
     data["infiniband"]["guids_file"] = "fabric.ibnd"
+    data["infiniband"]["management"] = {"kind": "ufm", "ufm": product,
+                                        "hosts": [{"name": "ufm01"}, {"name": "ufm02"}]}
     ctx = RenderContext(Intent.model_validate(data), fabric, base_dir=tmp_path)
     files = {**opensm.TARGET.render(ctx), **opensm.TOPOLOGY_TARGET.render(ctx)}
     check = files["infiniband/check-routing.sh"]
-    assert 'log="${1:-/opt/ufm/files/log/opensm.log}"' in check
+    assert ('log="${1:-/opt/ufm/files/log/opensm.log}"' if product == "software" else
+            'log="${1:-opensm.log}"') in check
     for active in ("ufm02", "ufm01"):
         run_tmp = tmp_path / active
         inst = r.install(files, fabric, 0, run_tmp)
@@ -216,9 +222,15 @@ def test_check_routing_accepts_either_ufm_node(tmp_path: Path) -> None:
         script = run_tmp / "check-routing.sh"
         script.write_text(check)
 
-        def run_check(client: dict[str, str], at: Path, script: Path = script) -> Any:
+        # where the script runs: the master UFM node, or a compute node (the appliance)
+        runner = node if product == "software" else next(
+            n for n, g in r.ca_ports(inst.topology).values()
+            if g == real.port_guids[("gpu0001", 0)])
+
+        def run_check(client: dict[str, str], at: Path, script: Path = script,
+                      runner: str = runner) -> Any:
             return h.run_tool(client, at, ["bash", str(script), str(at / "opensm.log")],
-                              env={"CA": "ibsim0"})
+                              env={"CA": "ibsim0", "SIM_HOST": runner})
 
         result = h.run_opensm(inst.topology, run_tmp, config=config, files=inst.files,
                               sm_node=node, on_up=run_check, timeout=30)
@@ -226,3 +238,29 @@ def test_check_routing_accepts_either_ufm_node(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stdout  # type: ignore[union-attr]
         assert (f"OK    the master SM binds the planned port of {active} (0x{guid:x})"
                 in out.stdout)  # type: ignore[union-attr]
+
+
+def test_default_partition_forms_in_the_real_opensm(tmp_path: Path) -> None:
+    """Each form of the default partition that tests/test_ufm.py feeds ufm-setup.sh's reading
+    (DEFAULT_FORMS), through the real OpenSM: a host's P_Key table holds 0x7fff (limited) or
+    0xffff (full) as the form's expected membership says. So the reading fabgen ships is
+    checked against OpenSM's own parser, not against fabgen's idea of it."""
+    h.require_tools()
+    try:
+        from test_ufm import DEFAULT_FORMS
+    except ImportError:
+        from tests.test_ufm import DEFAULT_FORMS  # type: ignore[no-redef]
+    fabric = h.make_fat_tree(leaves=2, spines=1, hosts_per_leaf=1)
+    plan = guid_plan(fabric)
+    topology = render_topology(fabric, plan)
+    host = plan.port_guids[("node002", 0)]  # node001 runs the SM (SELF=full)
+    for i, (form, (text, expected)) in enumerate(sorted(DEFAULT_FORMS.items())):
+        run_tmp = tmp_path / f"form{i}"
+        result = h.run_opensm(topology, run_tmp, routing_engine="updn",
+                              files={"partitions.conf": text},
+                              on_up=lambda env, t: h.smp_pkeys(env, t, [host]))
+        assert result.subnet_up, (form, result.log[-2000:])
+        assert "PARSE ERROR" not in result.log, form
+        keys = result.on_up[host]  # type: ignore[index]
+        want = 0x7FFF if expected == "limited" else 0xFFFF
+        assert keys[0] == want, f"{form}: {[hex(k) for k in keys]}"

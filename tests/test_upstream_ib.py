@@ -19,6 +19,11 @@ import pytest
 from fabgen.targets import nccl, sharp
 from fabgen.targets.opensm_partitions import TENANT_PKEY_INDEX
 
+try:  # pytest puts tests/ on sys.path while it has no __init__.py, the repo root once it has
+    import nccl_log_formats as formats
+except ImportError:
+    from tests import nccl_log_formats as formats  # type: ignore[no-redef]
+
 ENV = "FABGEN_UPSTREAM"
 
 
@@ -48,36 +53,63 @@ def test_nccl_ib_pkey_is_a_pkey_index() -> None:
     assert "IbPkey" in line, "the line SOURCES cites"
 
 
-def test_nccl_log_lines_check_sharp_reads() -> None:
-    root = _checkout("NVIDIA+nccl")
-    texts = {
-        "plugin": _read(root, "src/plugin/net/net_v11.cc"),
-        "collnet": _read(root, "src/transport/coll_net.cc"),
-        "enqueue": _read(root, "src/enqueue.cc"),
-        "init": _read(root, "src/init.cc"),
-    }
-    assert '"NET/Plugin: Loaded collnet plugin %s (v11)"' in texts["plugin"]
-    assert "[send] via COLLNET/%s/%d%s%s" in texts["collnet"]
-    assert '"rank %d Connected CollNet"' in texts["collnet"]
-    assert '"Connected Collnet Chains %s"' in texts["collnet"]
-    assert "No algorithm/protocol available for function %s with datatype %s." in \
-        texts["enqueue"]
-    assert " NCCL_ALGO was set to %s." in texts["enqueue"]
-    assert "less than CollNet node threshold %d, disabling CollNet" in texts["init"]
+def _release(tag: str) -> Path:
+    base = os.environ.get(ENV)
+    if not base:
+        pytest.skip(f"{ENV} is not set (a directory of upstream checkouts holding "
+                    f"NVIDIA+nccl@{tag})")
+    path = Path(base) / f"NVIDIA+nccl@{tag}"
+    if not (path / "src").is_dir():
+        pytest.fail(f"{ENV}={base} has no NVIDIA+nccl@{tag}/src: fetch NVIDIA/nccl and run "
+                    f"git archive {tag} src | tar -x -C {path}")
+    return path
+
+
+def _formats(root: Path, pattern: str) -> list[str]:
+    """Every string literal of the release's sources that matches `pattern` (the format
+    strings NCCL's INFO/WARN print)."""
+    found = []
+    for path in sorted((root / "src").rglob("*.cc")):
+        for literal in re.findall(r'"((?:[^"\\]|\\.)*)"', path.read_text(errors="replace")):
+            if re.search(pattern, literal, re.IGNORECASE):
+                found.append(literal)
+    return found
+
+
+@pytest.mark.parametrize("release", formats.RELEASES, ids=lambda x: x.tag)
+def test_nccl_release_prints_the_lines_check_sharp_reads(release: formats.Release) -> None:
+    """fabgen's model of each release's log lines (tests/nccl_log_formats.py) is the release's
+    own source, and check-sharp.sh's patterns match every variant the release can print."""
+    root = _release(release.tag)
+    for where, fmt in (release.plugin[:2], release.collnet, release.connected,
+                       release.no_algo, release.disabling):
+        assert fmt in _read(root, where), f"{release.tag} {where}: {fmt!r}"
+    # Every CollNet-load line of the release, whatever plugin name it prints, and every
+    # no-algorithm line, whatever its case, is what check-sharp.sh looks for.
+    loaded = re.compile(sharp.CHECK_REQUIRED[0].pattern)
+    plugin_lines = _formats(root, r"^NET/Plugin: Loaded coll")
+    assert plugin_lines, release.tag
+    for fmt in plugin_lines:
+        assert loaded.search(formats.fill(fmt, "IBext_v10")), fmt
+    no_algo = re.compile(sharp.CHECK_FORBIDDEN[0].pattern, re.IGNORECASE)
+    assert sharp.CHECK_FORBIDDEN[0].ignore_case
+    no_algo_lines = _formats(root, r"no algorithm/protocol available")
+    assert no_algo_lines, release.tag
+    assert all(no_algo.search(fmt) for fmt in no_algo_lines), no_algo_lines
+    # the SHARP plugin's name in the channel line: collNetName is the CollNet plugin's name
+    assert re.search(r"collNetName\(struct ncclComm\* comm\) \{\s*return "
+                     r"comm->ncclCollNet->name;", _read(root, "src/include/coll_net.h"))
     # a run without CollNet sets it aside without an error (the reason for the CollNet-only
-    # NCCL_ALGO): ncclCollNetSetup's fail path
-    assert "comm->config.collnetEnable = 0;" in texts["collnet"]
-    algos = re.search(r"ncclAlgoStr\[NCCL_NUM_ALGORITHMS\] = \{([^}]*)\}", texts["init"])
-    assert algos is not None
+    # NCCL_ALGO): the set-up's fail path; and the algorithm names NCCL_ALGO takes
+    fail_path = re.compile(r"fail:\s*(ncclTransportCollNetFree\(comm\);\s*)?"
+                           r"comm->(collNetSupport|config\.collnetEnable) = 0;")
+    assert fail_path.search(_read(root, "src/init.cc") + _read(root, "src/transport/coll_net.cc"))
+    algos = re.search(r"ncclAlgoStr\[NCCL_NUM_ALGORITHMS\] = \{([^}]*)\}",
+                      "".join(p.read_text(errors="replace")
+                              for p in sorted((root / "src").rglob("*.cc"))))
+    assert algos is not None, release.tag
     names = {a.strip().strip('"').lower() for a in algos.group(1).split(",")}
     assert {a.lower() for a in sharp.NCCL_ALGO_COLLNET.split(",")} <= names
-    # every required/forbidden NCCL line's fixed text appears in the source it cites
-    for fixed in ("NET/Plugin: Loaded collnet plugin", "via COLLNET/", "Connected CollNet",
-                  "Connected Collnet Chains", "No algorithm/protocol available",
-                  "disabling CollNet"):
-        assert any(fixed in t for t in texts.values()), fixed
-    assert {line.text for line in sharp.CHECK_REQUIRED} >= {
-        "NET/Plugin: Loaded collnet plugin SHARP", "via COLLNET/SHARP/"}
 
 
 def test_sharp_plugin_names_itself_sharp() -> None:

@@ -69,12 +69,14 @@ def _sonic_outputs(sw: ExpectedSwitch, watchdog: tuple[str, int, int],
     config = _table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"],
                     [[p.name, action, str(detection), str(restoration)] for p in sw.ports])
     meta = {"localhost": {"hostname": sw.name, "type": sonic_skus.ROLE_TYPE[sw.role],
-                          "docker_routing_config_mode": "unified",
+                          "hwsku": sw.hwsku, "docker_routing_config_mode": "unified",
                           "frr_mgmt_framework_config": "true"}}
     return {"lldp.txt": lldp, "interfaces.txt": status, "bgp.json": json.dumps(bgp),
             "pfc.txt": pfc, "pfcwd.txt": pfcwd, "pfcwd-config.txt": config,
             "bfd.json": _bfd_json(sw), "device-metadata.json": json.dumps(meta),
-            "golden.json": json.dumps({"DEVICE_METADATA": meta})}
+            "golden.json": json.dumps({"DEVICE_METADATA": meta}),
+            # `sudo TSB` leaves the row with tsa_enabled false; a switch never drained has none.
+            "bgp-device-global.json": json.dumps({"STATE": {"tsa_enabled": "false"}})}
 
 
 def _bfd_json(sw: ExpectedSwitch, interval_ms: int = 300, multiplier: int = 3) -> str:
@@ -173,7 +175,7 @@ def test_sonic_routing_design_drift_is_reported(tmp_path: Path, cli) -> None:  #
     sw = _switch(SONIC_INTENT, "leaf-su1-r0")
     files = _sonic_outputs(sw, ("drop", 200, 400))
     files["device-metadata.json"] = json.dumps({"localhost": {
-        "docker_routing_config_mode": "separated", "type": "LeafRouter"}})
+        "docker_routing_config_mode": "separated", "type": "LeafRouter", "hwsku": sw.hwsku}})
     files["golden.json"] = ""  # `sudo cat` of a file that is not there
     _save(tmp_path, sw.name, files)
     run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name, "--checks",
@@ -187,6 +189,27 @@ def test_sonic_routing_design_drift_is_reported(tmp_path: Path, cli) -> None:  #
     assert "type BackEndToRRouter" in lines[2] and lines[2].endswith("got LeafRouter")
     assert "golden_config_db.json" in lines[3] and lines[3].endswith("got no golden file")
     assert lines[4] == "4 mismatch(es) on 1 of 1 switch(es)"
+
+
+def test_sonic_tsa_request_and_wrong_hwsku_are_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`sudo TSA` under frrcfgd writes tsa_enabled and drains nothing: verify says so, with the
+    drain that works. A factory SN5600 (ACS-SN5600) where the plan is the 2x400G SKU: named."""
+    sw = _switch(SONIC_INTENT, "leaf-su1-r0")
+    files = _sonic_outputs(sw, ("drop", 200, 400))
+    assert json.loads(files["device-metadata.json"])["localhost"]["hwsku"] == sw.hwsku
+    files["bgp-device-global.json"] = json.dumps({"STATE": {"tsa_enabled": "true"}})
+    meta = json.loads(files["device-metadata.json"])
+    meta["localhost"]["hwsku"] = "ACS-SN5600"
+    files["device-metadata.json"] = json.dumps(meta)
+    _save(tmp_path, sw.name, files)
+    run = cli("verify", str(SONIC_INTENT), str(tmp_path), "--devices", sw.name)
+    assert run.code == 1
+    lines = run.out.splitlines()
+    assert lines[0].endswith("got tsa_enabled true: drain requested but not applied")
+    assert "sudo config bgp shutdown all" in lines[0]
+    assert lines[1] == (f"leaf-su1-r0: routing: expected DEVICE_METADATA hwsku {sw.hwsku} (the "
+                        "port, buffer and QoS tables are that SKU's), got ACS-SN5600")
+    assert lines[2] == "2 mismatch(es) on 1 of 1 switch(es)"
 
 
 # --- NVUE -------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "whatif": check_commands.cmd_whatif,
     "verify-cabling": check_commands.cmd_verify_cabling,
     "verify": check_commands.cmd_verify,
+    "verify-counters": check_commands.cmd_verify_counters,
     "frr-lab": check_commands.cmd_frr_lab,
     "push": push_command.cmd_push,
     "init": intent_commands.cmd_init,

@@ -147,6 +147,54 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
 
 
 
+def cmd_verify_counters(args: argparse.Namespace, console: Console) -> int:
+    import fnmatch
+
+    from fabgen import qos
+    from fabgen.intent import load
+    from fabgen.targets import alerts
+    from fabgen.targets.base import RenderContext
+    from fabgen.topology.build import build
+    from fabgen.verify.counters import Budget, compare_dirs
+    from fabgen.verify.expect import expected_switches
+
+    for name in (args.before, args.after):
+        if not Path(name).is_dir():
+            console.error(f"{name}: not an `anta exec snapshot` directory")
+            return EXIT_USAGE
+    if args.elapsed <= 0:
+        console.error("--elapsed must be positive")
+        return EXIT_USAGE
+    intent = load(args.intent).intent
+    if intent.fabric.transport != "roce":
+        console.error(f"{args.intent}: an InfiniBand fabric has no EOS counters to check")
+        return EXIT_INVALID
+    plan = qos.plan(intent)
+    ctx = RenderContext(intent=intent, fabric=build(intent), qos=plan)
+    switches = {s.name: [p.name for p in s.ports]
+                for s in expected_switches(ctx.index, plan, platforms=("eos",))
+                if args.devices is None or fnmatch.fnmatchcase(s.name, args.devices)}
+    if not switches:
+        console.error(f"{intent.name}: no EOS switch"
+                      + (f" matches --devices {args.devices!r}" if args.devices else ""))
+        return EXIT_INVALID
+    mon = intent.monitoring
+    budget = Budget(pause_pps=alerts.pfc_thresholds(ctx)[1],
+                    pfc_frames_max=mon.verify_pfc_frames_max,
+                    lossless_queue=plan.rdma.queue, ecn_marks_max=mon.verify_ecn_marks_max)
+    findings = compare_dirs(switches, Path(args.before), Path(args.after), args.elapsed,
+                            budget)
+    if args.json:
+        print(json.dumps([f.as_json() for f in findings], indent=2))
+    else:
+        lines = [one_line(f.message) for f in findings]
+        lines.append(f"{len(findings)} finding(s) on {len({f.device for f in findings})} of "
+                     f"{len(switches)} switch(es)" if findings else
+                     f"{len(switches)} switch(es) within the plan over {args.elapsed:.0f} s")
+        sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_INVALID if findings else EXIT_OK
+
+
 def cmd_frr_lab(args: argparse.Namespace, console: Console) -> int:
     from fabgen import qos
     from fabgen.frrlab import lab as frrlab

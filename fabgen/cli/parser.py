@@ -212,6 +212,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = command(
+        "verify-counters", help="compare two ANTA snapshots of EOS counters with the plan",
+        description="Read two `anta exec snapshot` directories taken before and after a window "
+                    "of traffic (verify/anta-check.sh takes them) and check, per planned EOS "
+                    "port, the counters' increase: PFC frames each way within the PfcPauseRate "
+                    "alert's rate times the elapsed seconds (or monitoring.verify_pfc_frames_max)"
+                    ", no drop on the lossless queue, ECN marks within "
+                    "monitoring.verify_ecn_marks_max when set. Needs no cleared counters.",
+        epilog="example:\n  fabgen verify-counters pod-a.yaml snap/before snap/after "
+               "--elapsed 1800\n\n"
+               "exit codes: 0 within the plan, 1 a port is not (or bad input), 2 usage")
+    p.add_argument("intent", metavar="INTENT")
+    p.add_argument("before", metavar="BEFORE", help="anta exec snapshot directory, before")
+    p.add_argument("after", metavar="AFTER", help="anta exec snapshot directory, after")
+    p.add_argument("--elapsed", type=float, required=True, metavar="SECONDS",
+                   help="seconds between the two snapshots")
+    p.add_argument("--devices", metavar="PATTERN", help="only switches matching this glob")
+    p.add_argument("--json", action="store_true", help="print findings as JSON")
+
+    p = command(
         "frr-lab", help="run the SONiC underlay in real FRR, one network namespace per switch",
         description="Render the intent's SONiC switches and run each in a network namespace "
                     "(root, Debian's frr and frr-snmp): its config_db.json's interfaces, a veth "
@@ -220,11 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "Checks every BGP session Established, every BFD session up and every "
                     "announced prefix installed with the ECMP width eBGP gives, then drops one "
                     "leaf uplink's packets (tc blackhole; the link stays up) and times "
-                    "detection. Namespaces and daemons are removed on exit.",
+                    "detection. A session that goes down again after every session was up "
+                    "(a flap), or a detection later than the plan (BFD's interval x "
+                    "multiplier, or the hold time) by more than the stated tolerance, fails "
+                    "the lab; with snmpd installed, each switch's BGP4-MIB (the BgpSessionDown "
+                    "alert's source) is walked too. Namespaces and daemons are removed on exit.",
         epilog="examples:\n"
                "  sudo fabgen frr-lab pod-a.yaml\n"
                "  sudo fabgen frr-lab pod-a.yaml --hold --json   # also time the hold timer\n\n"
-               "exit codes: 0 the underlay converged as planned, 1 it did not (or bad input), "
+               "exit codes: 0 the underlay converged as planned, without flaps, and detected the "
+               "failure in time; 1 it did not (or bad input), "
                "2 usage or the machine cannot run a lab")
     p.add_argument("intent", metavar="INTENT")
     p.add_argument("--switches", metavar="GLOB", help="only these SONiC switches")
@@ -282,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accept and record unknown host keys (changed keys are always refused)")
     p.add_argument("--audit", metavar="FILE", help="JSON-lines audit log")
     p.add_argument("--sonic-apply", choices=("reload", "replace"), default="reload")
+    p.add_argument("--sonic-change-hwsku", action="store_true",
+                   help="push to a SONiC switch whose running HwSKU differs from the render's, "
+                        "writing the render's (with `config reload`); refused without it")
     p.add_argument("--username", help="login name (else FABGEN_USERNAME)")
     p.add_argument("--ssh-config", metavar="FILE")
     p.add_argument("--no-diff", action="store_true", help="do not print diffs")

@@ -37,6 +37,7 @@ def cmd_push(args: argparse.Namespace, console: Console) -> int:
         username=args.username, ssh_config=Path(args.ssh_config) if args.ssh_config else None,
         show_diff=not args.no_diff, strict=args.strict,
         max_tier_fraction=args.max_tier_fraction, health_timeout=args.health_timeout,
+        sonic_change_hwsku=args.sonic_change_hwsku,
         debug=args.debug)
     quiet = args.json or args.quiet
     if quiet or not (sys.stderr.isatty() and sys.stdout.isatty()):

@@ -94,9 +94,11 @@ KINDS: tuple[Kind, ...] = (
        "the grouped topology drawing (DOT), line by line", at="lines"),
     _k("rails", "bringup/rails.csv", "table", "text",
        "the rails table, row by row (host, NIC, port)", at="table", table=RAILS),
-    _k("ibdm", "bringup/infiniband/ibdm.topo", "sections", "text",
+    _k("ibdm", "bringup/infiniband/ibdm.topo bringup/infiniband/storage/ibdm.topo",
+       "sections", "text",
        "the ibdm topology, by switch section", at="sections", parser="#"),
-    _k("ibnl", "bringup/infiniband/ibnl/*.ibnl", "lines", "text",
+    _k("ibnl", "bringup/infiniband/ibnl/*.ibnl bringup/infiniband/storage/ibnl/*.ibnl",
+       "lines", "text",
        "IBNL system definitions, line by line", at="lines"),
     _k("node-name-map", "bringup/infiniband/node-name-map infiniband/node-name-map "
        "infiniband/*/ib-node-name-map infiniband/storage/*/ib-node-name-map",
@@ -129,9 +131,11 @@ KINDS: tuple[Kind, ...] = (
        "the storage subnet's opensm.conf, line by line", at="lines"),
     _k("subnet-manager", "infiniband/*.conf infiniband/*.cfg infiniband/*.txt "
        "infiniband/*.sh infiniband/*/*.txt infiniband/*/*.conf infiniband/*/*.cfg "
-       "infiniband/*/*.sh infiniband/storage/*/*.conf infiniband/storage/*/*.cfg "
-       "infiniband/storage/*/*.txt infiniband/storage/*/*.sh", "lines", "text",
-       "partitions, QoS policy, SHARP, GUID lists, UFM setup, routing check: line by line",
+       "infiniband/*/*.sh infiniband/*/*.cli infiniband/storage/*/*.conf "
+       "infiniband/storage/*/*.cfg infiniband/storage/*/*.txt infiniband/storage/*/*.sh "
+       "infiniband/storage/*/*.cli", "lines", "text",
+       "partitions, QoS policy, SHARP, GUID lists, UFM setup (script or appliance CLI), "
+       "routing check: line by line",
        at="lines"),
     _k("ibnetdiscover", "infiniband/topology.ibnet infiniband/storage/topology.ibnet",
        "sections", "text",
@@ -145,8 +149,8 @@ KINDS: tuple[Kind, ...] = (
     _k("slurm-conf", "scheduler/slurm/*.conf", "lines", "text",
        "Slurm topology.conf, line by line", at="lines"),
     _k("slurm-yaml", "scheduler/slurm/*.yaml", "keys", "yaml", "Slurm topology.yaml, key by key"),
-    _k("telemetry", "telemetry/*.yaml", "keys", "yaml",
-       "gnmic, collector and alert rules, key by key"),
+    _k("telemetry", "telemetry/*.yaml telemetry/*.yml", "keys", "yaml",
+       "gnmic, collector, snmp_exporter, scrape and alert rules, key by key"),
     _k("telemetry-text", "telemetry/*.sysconfig telemetry/*.star", "lines", "text",
        "exporter settings and processors, line by line", at="lines"),
     _k("verify-script", "verify/*.sh", "lines", "text", "collection scripts, line by line",

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DAEMONS", "FRR_DIR", "LabError", "Namespaces", "available"]
+__all__ = ["DAEMONS", "FRR_DIR", "SNMP_USER", "LabError", "Namespaces", "available",
+           "snmp_available"]
 
 FRR_DIR = Path("/usr/lib/frr")
 # zebra first: the others connect to its API socket.
@@ -39,6 +40,23 @@ DAEMONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("bgpd", ("-A", "127.0.0.1", "-P", "0", "-M", "snmp")),
 )
 _TIMEOUT = 30.0
+SNMPD = Path("/usr/sbin/snmpd")
+SNMPWALK = "snmpwalk"
+# The lab's SNMPv3 user (authPriv, SHA/AES, as `config snmp user add ... priv ro sha .. aes ..`
+# makes on SONiC); it exists only inside the lab's namespaces, on 127.0.0.1.
+SNMP_USER = ("fabgenlab", "fabgenlab-auth", "fabgenlab-priv")
+# SONiC's snmpd (sonic-buildimage dockers/docker-snmp/snmpd.conf.j2 at 086b03bd70f9): an AgentX
+# master on tcp:localhost:3161, with its SNMP_USER lines; and what the bgp container gives FRR
+# (dockers/docker-fpm-frr/snmp.conf, installed as /etc/snmp/frr.conf): the same socket.
+_SNMPD_CONF = """agentAddress udp:127.0.0.1:161
+master          agentx
+agentXTimeout   5
+agentXRetries   4
+agentxsocket    tcp:localhost:3161
+createUser {0} SHA {1} AES {2}
+rouser {0} priv
+"""
+_FRR_SNMP_CONF = "agentXSocket    tcp:localhost:3161\n"
 
 
 class LabError(RuntimeError):
@@ -65,10 +83,17 @@ def available() -> str | None:
     return None
 
 
+def snmp_available() -> bool:
+    """Whether the lab can run SONiC's snmpd beside FRR (Debian packages snmpd and snmp)."""
+    return SNMPD.exists() and shutil.which(SNMPWALK) is not None
+
+
 def _run(args: Sequence[str], *, stdin: str | None = None, check: bool = True,
-         timeout: float = _TIMEOUT) -> subprocess.CompletedProcess[str]:
+         timeout: float = _TIMEOUT,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(list(args), input=stdin, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False,
+                          env=None if env is None else {**os.environ, **env})
     if check and proc.returncode != 0:
         raise LabError(f"`{' '.join(args)}` failed ({proc.returncode}): "
                        f"{(proc.stderr or proc.stdout).strip()[:2000]}")
@@ -117,9 +142,10 @@ class Namespaces:
         _run(args, stdin="\n".join(commands) + "\n", timeout=120)
 
     def exec(self, switch: str, args: Sequence[str], *, check: bool = True,
-             timeout: float = _TIMEOUT) -> subprocess.CompletedProcess[str]:
+             timeout: float = _TIMEOUT,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return _run(["ip", "netns", "exec", self.namespaces[switch], *args], check=check,
-                    timeout=timeout)
+                    timeout=timeout, env=env)
 
     # --- FRR -------------------------------------------------------------------------------
 
@@ -130,9 +156,22 @@ class Namespaces:
         os.chown(path, frr.pw_uid, frr.pw_gid)
         return path
 
-    def start(self, switch: str) -> None:
-        """Start the switch's daemons (daemonised) inside its namespace."""
+    def start(self, switch: str, snmp: bool = False) -> None:
+        """Start the switch's daemons (daemonised) inside its namespace; with `snmp`, SONiC's
+        snmpd first, so bgpd's `agentx` finds its master when frr.conf is booted."""
         d = self.dir(switch)
+        env = None
+        if snmp:
+            conf = d / "snmp"
+            conf.mkdir()
+            (conf / "snmpd.conf").write_text(_SNMPD_CONF.format(*SNMP_USER))
+            # net-snmp reads <SNMPCONFPATH>/frr.conf for FRR's subagent (FRR's snmp name).
+            (conf / "frr.conf").write_text(_FRR_SNMP_CONF)
+            pidfile = d / "snmpd.pid"
+            self._pidfiles.append(pidfile)
+            env = {"SNMPCONFPATH": str(conf), "SNMP_PERSISTENT_DIR": str(conf)}
+            self.exec(switch, [str(SNMPD), "-C", "-c", str(conf / "snmpd.conf"), "-p",
+                               str(pidfile), "-Lf", str(d / "snmpd.log")], env=env)
         for daemon, options in DAEMONS:
             pidfile = d / f"{daemon}.pid"
             args = [str(FRR_DIR / daemon), "-d", "-u", "frr", "-g", "frr", *options,
@@ -142,7 +181,7 @@ class Namespaces:
             if daemon == "bfdd":
                 args += ["--bfdctl", str(d / "bfdd.sock")]
             self._pidfiles.append(pidfile)
-            self.exec(switch, args)
+            self.exec(switch, args, env=env)
 
     def boot(self, switch: str) -> list[str]:
         """`vtysh -b` on the switch's frr.conf, as SONiC's supervisord does; every line FRR
@@ -174,6 +213,14 @@ class Namespaces:
         for line in lines:
             args += ["-c", line]
         _run(args)
+
+    def snmp_walk(self, switch: str, oid: str) -> str:
+        """`snmpwalk` of an OID on the switch's snmpd as the lab's SNMPv3 user, numeric OIDs
+        and values (-On -Oe -Oq: `.1.3.6.1.2.1.15.3.1.2.10.0.0.1 6`)."""
+        user, auth, priv = SNMP_USER
+        return self.exec(switch, [SNMPWALK, "-v3", "-l", "authPriv", "-u", user, "-a", "SHA",
+                                  "-A", auth, "-x", "AES", "-X", priv, "-On", "-Oe", "-Oq",
+                                  "127.0.0.1", oid]).stdout
 
     def kernel_routes(self, switch: str) -> list[dict[str, Any]]:
         out = _run(["ip", "-n", self.namespaces[switch], "-j", "route", "show", "proto",

@@ -8,7 +8,7 @@ from fabgen import catalog, qos, underlay
 from fabgen.catalog import nodes
 from fabgen.errors import Diagnostics
 from fabgen.intent import names, switch_checks
-from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent
+from fabgen.intent.models import IB_GENERATION_SPEED, MAX_HOST_PORTS, Intent, sharp_release
 from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
 from fabgen.suggest import closest
@@ -235,6 +235,7 @@ def _infiniband(intent: Intent, diags: Diagnostics) -> None:
                    "them poorly", ("infiniband", "routing_engine"))
     _opensm_build(intent, diags)
     _management(intent, hosts, diags)
+    _ufm_tenants(intent, diags)
 
 
 def _ipoib(intent: Intent, diags: Diagnostics) -> None:
@@ -248,9 +249,12 @@ def _ipoib(intent: Intent, diags: Diagnostics) -> None:
         # Without SHARP only UFM's own fabric interface needs an address, which the report's
         # bring-up steps say; SHARP needs one on every compute port too.
         if ib.sharp and ib.opensm == "nvidia":  # upstream + SHARP is an error of its own
-            diags.warn("SHARP is on but no IPoIB addresses are planned: libsharp reaches "
-                       "sharp_am over IPoIB (TCP 6126) and UFM does not start without an IPv4 "
-                       "address on its fabric_interface", ("infiniband", "ipoib"),
+            why = ("libsharp reaches sharp_am over IPoIB (TCP 6126, sharp_protocol sockets)"
+                   if ib.sharp_transport() == "sockets" else
+                   "SHARP wants IPoIB on the compute servers (Setting up NVIDIA SHARP "
+                   "Environment)")
+            diags.warn(f"SHARP is on but no IPoIB addresses are planned: {why}, and UFM's "
+                       "fabric_interface needs an IPv4 address", ("infiniband", "ipoib"),
                        "set infiniband.ipoib.prefix, e.g. 10.224.0.0/20")
         return
     node = intent.cluster.node
@@ -292,6 +296,7 @@ def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
         diags.error("NVIDIA supports ar_updn, not ar_ftree, on XDR (UFM Enterprise User "
                     "Manual, Appendix - Adaptive Routing)", (*base, "routing_engine"),
                     "use ftree: with adaptive routing that runs ar_updn")
+    _sharp_release(intent, diags)
     if ib.sharp and ib.sharp_sl == ib.service_level:
         diags.error(f"SHARP's SL {ib.sharp_sl} is the compute SL: give SHARP an SL (and so a "
                     "VL) of its own", (*base, "sharp_sl"))
@@ -304,6 +309,40 @@ def _opensm_build(intent: Intent, diags: Diagnostics) -> None:
                    "is not a compute node", (*base, "sm_host"),
                    "remove sm_host and keep infiniband.management.hosts (the default: two "
                    "UFM hosts on reserved leaf ports)")
+
+
+def _ufm_tenants(intent: Intent, diags: Diagnostics) -> None:
+    """UFM Enterprise software writes the default partition itself, its HCA ports full members
+    (UFM Enterprise User Manual v6.19.3-v6.22.1, Appendix - Partitioning), and documents no
+    setting to make them limited; the appliance's CLI has one."""
+    ib = intent.infiniband
+    mgmt = ib.management
+    if (mgmt.kind != "ufm" or mgmt.ufm != "software" or not mgmt.hosts or not ib.partitions
+            or intent.topology.planes > 1 or (ib.default_membership or "limited") != "limited"):
+        return
+    diags.warn("UFM Enterprise software documents no setting that makes the hosts limited "
+               "members of the default partition (its HCA ports are full members): the "
+               "tenants' hosts can still reach each other on P_Key 0x7fff (IPoIB, anything at "
+               "P_Key index 0); NCCL keeps to the tenant key (NCCL_IB_PKEY)",
+               ("infiniband", "management", "ufm"),
+               "use UFM Enterprise Appliances (management.ufm: appliance), whose CLI has "
+               "`ib partition management defmember limited`, or set "
+               "infiniband.default_membership: full to say you accept it")
+
+
+def _sharp_release(intent: Intent, diags: Diagnostics) -> None:
+    """What the SHARP release can do: UCX between libsharp and sharp_am is chosen by
+    smx_protocol alone only from SHARP 3.10.3 (its release notes: smx_enabled_protocols removed;
+    before it UCX also had to be enabled there, off by default since 2.6.1), which fabgen does
+    not set."""
+    ib = intent.infiniband
+    if not ib.sharp:
+        return
+    if ib.sharp_protocol == "ucx" and sharp_release(ib.sharp_version) < (3, 10, 3):
+        diags.error(f"sharp_protocol ucx with SHARP {ib.sharp_version}: before 3.10.3 UCX must "
+                    "also be enabled in sharp_am's smx_enabled_protocols, which fabgen does not "
+                    "set", ("infiniband", "sharp_protocol"),
+                    "use sockets, or set sharp_version to the release UFM runs")
 
 
 def _management(intent: Intent, hosts: list[str], diags: Diagnostics) -> None:
@@ -463,6 +502,24 @@ def _extra(intent: Intent, role: str, diags: Diagnostics) -> None:
         diags.error("a subnet manager belongs to an InfiniBand storage network only",
                     (*base, "subnet_manager"))
         return
+    if spec.ipoib is not None and (role != "storage" or spec.transport != "infiniband"):
+        diags.error("IPoIB addressing belongs to an InfiniBand storage network only",
+                    (*base, "ipoib"))
+        return
+    if spec.ipoib is not None and intent.fabric.transport != "infiniband":
+        diags.error("storage IPoIB addresses are written to the hosts' InfiniBand files, which "
+                    "a RoCE compute fabric's hosts do not have", (*base, "ipoib"),
+                    "address the storage ports outside fabgen")
+        return
+    if spec.ipoib is not None:
+        sm_hosts = spec.subnet_manager.hosts if spec.subnet_manager is not None else []
+        need = intent.cluster.nodes * spec.nics + len(sm_hosts) + 2
+        if spec.ipoib.prefix.num_addresses < need:
+            prefix = 32 - max(need - 1, 1).bit_length()
+            diags.error(f"IPoIB subnet {spec.ipoib.prefix} has {spec.ipoib.prefix.num_addresses} "
+                        f"addresses; the nodes' storage ports and the storage subnet manager "
+                        f"need {need} (with network and broadcast)", (*base, "ipoib", "prefix"),
+                        f"use a /{prefix} or larger")
     if not _extra_names(intent, role, diags):
         return
     try:

@@ -79,6 +79,8 @@ class PushOptions:
     accept_new_host_keys: bool = False
     audit: Path | None = None  # default <render dir>.push-audit.jsonl beside the render dir
     sonic_apply: Literal["reload", "replace"] = "reload"
+    # Push a render whose DEVICE_METADATA hwsku differs from the switch's (refused otherwise).
+    sonic_change_hwsku: bool = False
     username: str | None = None  # overrides FABGEN_USERNAME
     ssh_config: Path | None = None  # an OpenSSH client config (ProxyJump...); none by default
     show_diff: bool = True
@@ -104,6 +106,10 @@ class PushOptions:
                             "confirm timer would revert the commit during the health check)")
         if self.sonic_apply not in ("reload", "replace"):
             problems.append("--sonic-apply must be reload or replace")
+        if self.sonic_change_hwsku and self.sonic_apply != "reload":
+            problems.append("--sonic-change-hwsku needs --sonic-apply reload: the containers "
+                            "read the SKU's files when they start, and `config replace` "
+                            "restarts none")
         if problems:
             raise FabgenError.single("push: " + "; ".join(problems))
 
@@ -266,7 +272,7 @@ def _run(options: PushOptions, console_print: ConsolePrint,
         apply_timeout=options.apply_timeout, confirm_timeout=options.confirm_timeout,
         known_hosts=known_hosts, accept_new_host_keys=options.accept_new_host_keys,
         sonic_apply=options.sonic_apply, ssh_config=options.ssh_config,
-        health_timeout=options.health_timeout)
+        health_timeout=options.health_timeout, sonic_change_hwsku=options.sonic_change_hwsku)
     reports = {r.name: r for r in report.devices}
     ctx = runner.RunContext(settings, {d.name: d for d in devices}, configs, reports)
 

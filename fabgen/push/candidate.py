@@ -161,7 +161,9 @@ DEVICE_OWN_METADATA = ("mac", "platform", "hwsku")  # DEVICE_METADATA fields the
 # `counterpoll ... enable`, a POLL_INTERVAL tuned on the switch) stays as it is. Replacing
 # FLEX_COUNTER_TABLE would switch those groups off at the next reboot (sonic-swss
 # flexcounterorch polls only the groups present in CONFIG_DB).
-SONIC_MERGED = ("FLEX_COUNTER_TABLE",)
+# CoPP: the switch's own groups and traps (its image's copp_cfg.json is the base) stay beside
+# the underlay's rows.
+SONIC_MERGED = ("COPP_GROUP", "COPP_TRAP", "FLEX_COUNTER_TABLE")
 SONIC_MGMT_TABLES = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
 
 
@@ -169,10 +171,12 @@ def _rendered_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {f: v for f, v in fields.items() if f not in DEVICE_OWN_METADATA}
 
 
-def sonic_candidate(running: Mapping[str, Any], render: Mapping[str, Any]) -> dict[str, Any]:
+def sonic_candidate(running: Mapping[str, Any], render: Mapping[str, Any],
+                    change_hwsku: bool = False) -> dict[str, Any]:
     """Every running table the render does not have, unchanged; the rendered tables whole;
-    DEVICE_METADATA merged field by field (the device keeps mac, platform, hwsku), the tables
-    of SONIC_MERGED row by row and field by field."""
+    DEVICE_METADATA merged field by field (the device keeps mac, platform, hwsku; with
+    `change_hwsku` the render's hwsku is written), the tables of SONIC_MERGED row by row and
+    field by field."""
     out = {t: copy.deepcopy(rows) for t, rows in running.items() if t not in render}
     for table, rows in render.items():
         if table == "DEVICE_METADATA" or table in SONIC_MERGED:
@@ -183,7 +187,23 @@ def sonic_candidate(running: Mapping[str, Any], render: Mapping[str, Any]) -> di
             out[table] = merged
         else:
             out[table] = copy.deepcopy(rows)
+    if change_hwsku:
+        sku = ((render.get("DEVICE_METADATA") or {}).get("localhost") or {}).get("hwsku")
+        if sku:
+            out["DEVICE_METADATA"].setdefault("localhost", {})["hwsku"] = sku
     return dict(sorted(out.items()))
+
+
+def hwsku_mismatch(running: Mapping[str, Any], render: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(running hwsku, rendered hwsku) when they differ, else None. The render's PORT (lanes,
+    aliases, speeds) and buffer tables are its SKU's: on another SKU they name ports and
+    buffer pools that SKU does not have (a factory SN5600 runs ACS-SN5600, sonic-buildimage
+    device/mellanox/x86_64-nvidia_sn5600-r0/default_sku)."""
+    def sku(config: Mapping[str, Any]) -> str:
+        meta = (config.get("DEVICE_METADATA") or {}).get("localhost") or {}
+        return str(meta.get("hwsku") or "")
+    have, want = sku(running), sku(render)
+    return (have or "none", want) if want and have != want else None
 
 
 def sonic_owned(config: Mapping[str, Any], render: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,7 @@ class RunSettings:
     sonic_apply: str
     ssh_config: Path | None
     health_timeout: float = 60.0  # 0: no BGP health check before confirming
+    sonic_change_hwsku: bool = False
 
 
 @dataclass
@@ -157,7 +158,8 @@ def _connect(task: Task, ctx: RunContext) -> Driver:
         host = dev.address.host  # type: ignore[union-attr]
         if cls is SonicDriver:
             driver: Driver = SonicDriver(conn, s.run_id, s.timeout, s.apply_timeout,
-                                         apply=s.sonic_apply, host=host)
+                                         apply=s.sonic_apply, host=host,
+                                         change_hwsku=s.sonic_change_hwsku)
         else:
             driver = cls(conn, s.run_id, s.timeout, s.apply_timeout, host=host)
         ctx.drivers[dev.name] = driver

@@ -5,7 +5,8 @@ One rule group per platform the fabric uses. Every threshold comes from the inte
 `monitoring` section or from the plan (the lossless priority and queue, the planned link
 speeds); every metric name is one a real exporter produces, cited in `SIGNALS` below:
   SONiC  gnmic + sonic-gnmi COUNTERS_DB/APPL_DB/STATE_DB (telemetry.sonic_gnmic): the SAI
-         counter names of sonic-swss (SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...).
+         counter names of sonic-swss (SAI_PORT_STAT_PFC_3_RX_PKTS, SAI_QUEUE_STAT_...); BGP
+         state from FRR's BGP4-MIB by snmp_exporter (sonic_snmp).
   EOS    gnmic + EOS OpenConfig paths (telemetry.eos_gnmic), BFD session state included.
   NVUE   Cumulus Linux 5.12 OpenTelemetry export through an OTel collector (metric names from
          the "Open Telemetry Export" page's tables; `device` is the static label each NVUE
@@ -30,6 +31,7 @@ import yaml
 from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.qos import QosPlan
+from fabgen.targets import sonic_snmp
 from fabgen.targets.base import Artifacts, RenderContext
 
 __all__ = [
@@ -65,7 +67,7 @@ class Signals:
     watchdog: str | None  # counter: PFC watchdog storms detected
     ecn_other: str | None  # counter: ECN-marked packets on queues other than the lossless one
     lossless_drops: str | None  # counter: packets dropped by the lossless queue
-    bgp_up: str | None  # gauge: 1 while the session is Established
+    bgp_down: str | None  # selector of sessions not Established (returns a series each)
     bgp_flaps: str | None  # counter: transitions into Established (NVUE has no state number)
     bgp_peer: str  # label naming the BGP neighbour
     bfd_up: str | None  # gauge: 1 while the BFD session is up (None: not exported)
@@ -73,6 +75,9 @@ class Signals:
     carrier: str | None  # counter of carrier transitions (None: count changes of oper_up)
     speed: str  # gauge: the port's speed
     speed_per_gbps: int  # `speed` units in one Gb/s
+    # Selector returning a series per switch whose BGP state is not being collected (the
+    # source is down or exports no session), so BgpSessionDown cannot be trusted there.
+    bgp_unknown: str | None = None
 
 
 SIGNALS: dict[str, Signals] = {
@@ -84,12 +89,19 @@ SIGNALS: dict[str, Signals] = {
         watchdog="sonic_queue_PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED{f}",
         ecn_other='sonic_queue_SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS{f, queue!="{q}"}',
         lossless_drops='sonic_queue_SAI_QUEUE_STAT_DROPPED_PACKETS{f, queue="{q}"}',
-        bgp_up="sonic_bgp_established{f}", bgp_flaps=None, bgp_peer="neighbor",
+        # BGP4-MIB bgpPeerState from FRR bgpd's AgentX subagent through the switch's snmpd, by
+        # snmp_exporter (sonic_snmp: bgpmon, STATE_DB NEIGH_STATE_TABLE's writer, does not run
+        # under frrcfgd). 6 is established.
+        bgp_down=f"sonic_bgp_peer_state{{f}} != {sonic_snmp.ESTABLISHED}", bgp_flaps=None,
+        bgp_peer=sonic_snmp.PEER_LABEL,
         # FRR bfdd's sessions are in no SONiC database: bfdorch's STATE_DB BFD_SESSION_TABLE
         # holds only sessions created through APPL_DB for hardware offload (sonic-swss
         # orchagent/bfdorch.cpp; SONiC "BFD HW offload for BGP" HLD, bfdsyncd), which fabgen's
-        # BGP config does not ask for. `fabgen verify` reads `show bfd peers json` instead.
+        # BGP config does not ask for, and bfdd has no SNMP module. A BFD failure takes the BGP
+        # session down (BgpSessionDown); `fabgen verify` reads `show bfd peers json`.
         bfd_up=None,
+        bgp_unknown=("(up{job} == 0) or (up{job} == 1 unless on(source) "
+                     "group by (source) (sonic_bgp_peer_state{f}))"),
         # APPL_DB flap_count (sonic-swss #3052, 2024-03); older releases have none and the rule
         # falls back to counting changes of the sampled oper state.
         oper_up="sonic_port_state_oper_up{f}", carrier="sonic_port_state_flap_count{f}",
@@ -101,10 +113,13 @@ SIGNALS: dict[str, Signals] = {
         pfc_rx='eos_pfc_in_frames{f, priority_index="{q}"}',
         pfc_tx='eos_pfc_out_frames{f, priority_index="{q}"}',
         watchdog="eos_pfcwd_stuck_count{f}",
-        # EOS names queues by their number, possibly with a type prefix (UC3): match the digit.
-        ecn_other='eos_queues_ecn_marked_pkts{f, queue_name!~"\\\\D*{q}"}',
+        # EOS counts ECN marks only on a queue with `random-detect ecn count`, which the plan
+        # puts on the RoCE queue alone (the one with ECN thresholds), so marks elsewhere never
+        # show in ecn-marked-pkts: the ANTA catalog checks the cause (ECN configured on another
+        # queue, VerifyRunningConfig) instead of an alert that cannot fire.
+        ecn_other=None,
         lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
-        bgp_up="eos_bgp_session_state{f}", bgp_flaps=None, bgp_peer="neighbor",
+        bgp_down="eos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
         bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
         oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
         speed="eos_intf_port_speed{f}", speed_per_gbps=1000),
@@ -118,7 +133,7 @@ SIGNALS: dict[str, Signals] = {
         # interface_tc tables document no attribute name, so this assumes the same one.
         ecn_other='nvswitch_interface_tc_tx_ecn_marked_tc{f, tc!="{q}"}',
         lossless_drops='nvswitch_interface_tc_tx_no_buffer_discard_uc{f, tc="{q}"}',
-        bgp_up=None,  # nvswitch_routing_bgp_peer_state's value encoding is not documented
+        bgp_down=None,  # nvswitch_routing_bgp_peer_state's value encoding is not documented
         bgp_flaps="nvswitch_routing_bgp_peer_fsm_established_transitions{f}", bgp_peer="peer",
         # Cumulus 5.12's OTLP router statistics are BGP peer and RIB metrics only ("Router
         # Statistic Format"): no BFD session state is exported.
@@ -286,13 +301,25 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             f"Queue {q} carries RoCE and must never drop: PFC should pause the sender first. "
             "Drops here mean PFC is off or misconfigured on this port or its peer, the "
             "headroom is too small for the cable, or the PFC watchdog dropped a stormed queue."))
-    if sig.bgp_up is not None:
+    if sig.bgp_down is not None:
         rules.append(_rule(
-            "BgpSessionDown", f"{sel(sig.bgp_up)} == 0", mon.bgp_down_for_s, "critical", fabric,
+            "BgpSessionDown", sel(sig.bgp_down), mon.bgp_down_for_s, "critical", fabric,
             f"BGP session down on {{{{ $labels.{dev} }}}} to {{{{ $labels.{sig.bgp_peer} }}}}",
             f"A planned underlay eBGP session has not been Established for {mon.bgp_down_for_s}"
             " s: the switch lost one ECMP path (and its hosts' routes through it). Check the "
             "link, the peer's BGP process and `fabgen verify` of both ends."))
+    if sig.bgp_unknown is not None:
+        job = f'{{job="fabgen-{fabric}-{sig.platform}-snmp"}}'
+        rules.append(_rule(
+            "BgpStateUnknown", sel(sig.bgp_unknown).replace("{job}", job),
+            mon.bgp_down_for_s, "warning", fabric,
+            f"BGP state of {{{{ $labels.{dev} }}}} is not collected",
+            f"For {mon.bgp_down_for_s} s the switch's BGP sessions could not be read (its "
+            "snmpd does not answer snmp_exporter, or answers without a BGP4-MIB peer: bgpd "
+            "not running, not loaded with -M snmp, or not connected to snmpd's AgentX "
+            "socket), so BgpSessionDown cannot fire for it. Check `show snmpagentaddress`, "
+            "the SNMP user and `docker exec bgp vtysh -c 'show running-config' | grep "
+            "agentx`."))
     if sig.bgp_flaps is not None:
         rules.append(_rule(
             "BgpSessionFlapped", f"increase({sel(sig.bgp_flaps)}[10m]) > 0", 0, "warning",

@@ -11,13 +11,20 @@ routing/bgp.py, bfd.py, configuration.py); the tests load the rendered file with
 parser. ANTA has no PFC watchdog test: the watchdog's configuration is checked with
 VerifyRunningConfigLines, its triggers by the `PfcWatchdogTriggered` alert (alerts target).
 
-Counter tests read counters since they were last cleared, so they hold after normal traffic
-only over a known window: `verify/anta-check.sh` clears the counters of every EOS switch with
-ANTA's own `anta exec clear-counters`, lets traffic run for monitoring.verify_window_s (or runs
-the traffic command it is given), then runs the catalog. Over that window the lossless queue
-may drop nothing, and a port may send or receive as many PFC frames as the `PfcPauseRate`
-alert allows (its rate x the window): normal RoCE traffic with DCQCN passes, a storm or a
-lossless drop fails.
+Counters are not in the catalog: ANTA's counter tests compare a counter since it was last
+cleared with one fixed threshold, which holds for one window length only (a 30-minute run at a
+normal 200 pauses/s fails a budget made for 300 s), and rely on `clear counters` zeroing the
+PFC and queue-drop counters, which no Arista document states. `verify/anta-check.sh` takes
+ANTA's own snapshots of the counter commands (`anta exec snapshot` with
+`verify/anta-counters.yaml`) before and after the traffic, times the window, and
+`fabgen verify-counters` checks the increase per port (fabgen.verify.counters): PFC frames
+within the `PfcPauseRate` alert's rate times the elapsed seconds, no drop on the lossless
+queue, ECN marks within monitoring.verify_ecn_marks_max when set. Then it runs the catalog.
+
+ECN marks outside the RoCE queue cannot be counted on EOS: `random-detect ecn count` is
+configured on the RoCE queue only (the queue with ECN thresholds; no Arista document says EOS
+takes it on a queue without them), so the catalog checks the cause instead: no other transmit
+queue of a fabric port has `random-detect ecn` in the running config (VerifyRunningConfig).
 """
 
 from __future__ import annotations
@@ -31,17 +38,16 @@ from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
 from fabgen.targets import alerts, eos
 from fabgen.targets.base import Artifacts, RenderContext
+from fabgen.verify import counters
 from fabgen.verify.expect import ExpectedSwitch, expected_switches
 
-__all__ = ["CATALOG", "CHECK", "INVENTORY", "TARGET", "AntaTarget", "catalog_data",
-           "catalog_text", "inventory_data", "inventory_text", "pfc_budget"]
+__all__ = ["CATALOG", "CHECK", "COUNTERS", "INVENTORY", "TARGET", "AntaTarget", "catalog_data",
+           "catalog_text", "counter_commands", "inventory_data", "inventory_text"]
 
 CATALOG = "verify/anta-catalog.yaml"
 CHECK = "verify/anta-check.sh"
+COUNTERS = "verify/anta-counters.yaml"
 INVENTORY = "verify/anta-inventory.yaml"
-# Egress counters are read per unicast queue: RoCE is unicast, and on Strata switches (7060X6)
-# unicast and multicast queues are separate (see eos.QUEUE_COMMAND).
-_QUEUE_TYPES = ["unicast"]
 # Characters with a meaning in a Python regex; only these are escaped so the pattern stays
 # readable (re.escape would escape every space and dash too).
 _REGEX_SPECIALS = re.compile(r"([.^$*+?{}\[\]\\|()])")
@@ -59,24 +65,33 @@ class AntaTarget:
             raise ValueError("the anta target renders RoCE fabrics only")
         switches = list(expected_switches(ctx.index, ctx.qos, platforms=("eos",)))
         mon = ctx.intent.monitoring
-        budget = pfc_budget(mon, alerts.pfc_thresholds(ctx)[1])
-        data = catalog_data(switches, ctx.qos, mon, underlay.plan(ctx.intent).bfd,
-                            pfc_frames_max=budget)
-        return {CATALOG: catalog_text(data, ctx.fabric.name, mon.verify_window_s),
+        data = catalog_data(switches, ctx.qos, mon, underlay.plan(ctx.intent).bfd)
+        pause = alerts.pfc_thresholds(ctx)[1]
+        return {CATALOG: catalog_text(data, ctx.fabric.name),
                 CHECK: templating.render("anta/anta-check.sh.j2", catalog=CATALOG,
-                                         window_s=mon.verify_window_s, pfc_budget=budget),
+                                         counters=COUNTERS, window_s=mon.verify_window_s,
+                                         pause_pps=pause,
+                                         pfc_frames_max=mon.verify_pfc_frames_max),
+                COUNTERS: counter_text(mon),
                 INVENTORY: inventory_text(inventory_data(switches), ctx.fabric.name)}
 
 
 TARGET = AntaTarget()
 
 
-def pfc_budget(limits: MonitoringSpec, pause_rate_pps: int) -> int:
-    """PFC frames a port may send or receive between clearing the counters and the check:
-    monitoring.verify_pfc_frames_max, or the PfcPauseRate alert's rate over the window."""
-    if limits.verify_pfc_frames_max is not None:
-        return limits.verify_pfc_frames_max
-    return pause_rate_pps * limits.verify_window_s
+def counter_commands(limits: MonitoringSpec) -> list[str]:
+    """The commands `anta exec snapshot` saves before and after the traffic: what
+    fabgen.verify.counters compares (ECN only when the intent bounds it)."""
+    commands = [counters.PFC, counters.QUEUE_DROPS]
+    if limits.verify_ecn_marks_max is not None:
+        commands.append(counters.ECN)
+    return commands
+
+
+def counter_text(limits: MonitoringSpec) -> str:
+    return ("# fabgen: the counters verify/anta-check.sh snapshots before and after the traffic "
+            "(anta exec\n# snapshot --commands-list); fabgen verify-counters compares them.\n"
+            + yaml_text({"json_format": counter_commands(limits)}, width=100))
 
 
 def inventory_data(switches: list[ExpectedSwitch]) -> dict[str, Any]:
@@ -103,12 +118,9 @@ def inventory_text(data: dict[str, Any], fabric: str) -> str:
 
 
 def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: MonitoringSpec,
-                 bfd: underlay.Bfd | None = None, *,
-                 pfc_frames_max: int | None = None) -> dict[str, list[dict[str, Any]]]:
-    """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch.
-    `pfc_frames_max`: the PFC budget of the window (pfc_budget); None: the intent's, or 0."""
-    pfc_max = pfc_frames_max if pfc_frames_max is not None else (
-        limits.verify_pfc_frames_max or 0)
+                 bfd: underlay.Bfd | None = None) -> dict[str, list[dict[str, Any]]]:
+    """{ANTA test module: [{TestName: inputs}]}, one entry per test and switch (counters are
+    compared by fabgen verify-counters, not here)."""
     modules: dict[str, list[dict[str, Any]]] = {
         "anta.tests.interfaces": [],
         "anta.tests.connectivity": [],
@@ -132,18 +144,6 @@ def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: Monitori
         # Management are ANTA's defaults to ignore.
         interfaces.append({"VerifyL3MTU": {"mtu": sw.mtu, **scope}})
         interfaces.append({"VerifyInterfaceErrors": {"interfaces": names, **scope}})
-        interfaces.append({"VerifyInterfacesPFCCounters": {
-            "interfaces": names, "counters_threshold": pfc_max, **scope}})
-        if limits.verify_ecn_marks_max is not None:
-            # Only the RDMA queue has ECN configured and counted; ANTA skips queues without it
-            # ("-"). Marks there are DCQCN working, so they are bounded only on request.
-            interfaces.append({"VerifyInterfacesECNCounters": {
-                "interfaces": names, "counters_threshold": limits.verify_ecn_marks_max,
-                **scope}})
-        # The lossless queue must never drop: a drop there means PFC did not hold.
-        interfaces.append({"VerifyInterfacesEgressQueueDrops": {
-            "interfaces": names, "traffic_classes": [f"TC{plan.rdma.queue}"],
-            "queue_types": _QUEUE_TYPES, "packet_drop_threshold": 0, **scope}})
         neighbors = [{"port": p.name, "neighbor_device": p.peer,
                       # ANTA compares one port ID; the peer platform's own (SONiC: its alias).
                       "neighbor_port": p.peer_port_ids[-1]}
@@ -170,10 +170,23 @@ def catalog_data(switches: list[ExpectedSwitch], plan: QosPlan, limits: Monitori
                 "bfd_peers": [{**p, "tx_interval": bfd.interval_ms,
                                "rx_interval": bfd.interval_ms, "multiplier": bfd.multiplier}
                               for p in peers], **scope}})
+        config = modules["anta.tests.configuration"]
         if watchdog:
-            modules["anta.tests.configuration"].append({"VerifyRunningConfigLines": {
-                "regex_patterns": watchdog, **scope}})
+            config.append({"VerifyRunningConfigLines": {"regex_patterns": watchdog, **scope}})
+        config.append({"VerifyRunningConfig": {"rules": [_ecn_only_on_roce(plan)], **scope}})
     return {module: tests for module, tests in modules.items() if tests}
+
+
+def _ecn_only_on_roce(plan: QosPlan) -> dict[str, Any]:
+    """A VerifyRunningConfig rule (anta/tests/configuration.py, its nested wildcard sections:
+    `show running-config | json`, each key matched with re.fullmatch): no transmit queue of an
+    Ethernet interface but the RoCE queue has `random-detect ecn`. ECN marking elsewhere is a
+    QoS config that differs from the plan, and EOS counts no marks on a queue without
+    `random-detect ecn count`, so the alert that SONiC has cannot exist on EOS."""
+    q = plan.rdma.queue
+    return {"section": [r"interface Ethernet[0-9/]+", f"{eos.QUEUE_COMMAND} (?!{q}$)[0-9]+"],
+            "entries": [{"match": "random-detect ecn", "mode": "contains", "absent": True,
+                         "description": f"ECN only on the RoCE queue {q}"}]}
 
 
 def _watchdog_lines(plan: QosPlan) -> list[str]:
@@ -193,17 +206,14 @@ def _watchdog_lines(plan: QosPlan) -> list[str]:
     return ["^" + _REGEX_SPECIALS.sub(r"\\\1", line) + "$" for line in lines]
 
 
-def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str,
-                 window_s: int = 300) -> str:
+def catalog_text(data: dict[str, list[dict[str, Any]]], fabric: str) -> str:
     header = (f"# fabgen: ANTA catalog of {fabric}'s EOS switches; every test is tagged with the\n"
               "# switch it checks. Run after the push, with verify/anta-inventory.yaml (or an\n"
               "# inventory that names the devices like the switches: ANTA tags each device with\n"
-              "# its name). The PFC counter budget is for counters cleared "
-              f"{window_s} s before the\n"
-              "# check, so run it through\n"
+              "# its name), through\n"
               "#   bash verify/anta-check.sh verify/anta-inventory.yaml [traffic command...]\n"
-              "# which clears the counters (anta exec clear-counters), waits or runs the\n"
-              "# traffic, then runs: anta nrfu --catalog verify/anta-catalog.yaml ... table\n")
+              "# which snapshots the PFC, drop and ECN counters before and after the traffic and\n"
+              "# compares them (fabgen verify-counters), then runs: anta nrfu --catalog ...\n")
     # The document is {module: [tests]}, keys sorted. Each test is written on its own (as a
     # one-item list: a block sequence under a key is not indented, so an item reads the same
     # at the top level): the node tree of the whole catalog took 300 MB at 528 switches.

@@ -4,6 +4,7 @@ them (the verification pack, the telemetry collectors and the alerting rules).""
 from __future__ import annotations
 
 from fabgen import underlay
+from fabgen.targets import sonic_snmp
 from fabgen.targets.alerts import RULES, continuous_pause_pps
 from fabgen.targets.base import RenderContext
 from fabgen.targets.telemetry import GNMIC_EOS, GNMIC_SONIC, OTEL_COLLECTOR, PROMETHEUS_PORTS
@@ -33,19 +34,21 @@ def _gnmi_setup(ctx: RenderContext) -> list[str]:
             "hset 'GNMI_CLIENT_CERT|<collector CN>' role@ gnmi_readonly`, `config save -y`, "
             "`systemctl restart gnmi` (releases with the older `telemetry` container: the "
             "`TELEMETRY|certs` / `TELEMETRY|gnmi` keys and `systemctl restart telemetry`). "
-            "`fabgen push` keeps these tables. On the collector: GNMIC_TLS_CA, GNMIC_TLS_CERT, "
+            "`fabgen push` keeps these tables. On the collector, in gnmic's environment (its "
+            "global flags, which every target inherits): GNMIC_TLS_CA, GNMIC_TLS_CERT, "
             "GNMIC_TLS_KEY (the client certificate whose CN you listed).")
     if "eos" in platforms:
         tls = (f"TLS from SSL profile `{mon.eos_gnmi_ssl_profile}` (create it under "
                "`management security` with the switch's certificate; `fabgen push` keeps "
-               "that section); on the collector GNMIC_TLS_CA"
+               "that section); in gnmic's environment GNMIC_TLS_CA"
                if mon.eos_gnmi_ssl_profile else
                "no TLS (monitoring.eos_gnmi_ssl_profile is not set: the password crosses the "
                "network in clear text)")
         out.append(
             f"- EOS gNMI: the config enables `management api gnmi` / `transport grpc` on port "
             f"{mon.eos_gnmi_port}" + (f" in VRF {mon.eos_gnmi_vrf}" if mon.eos_gnmi_vrf else "")
-            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD (an EOS account).")
+            + f", {tls}; gnmic logs in with GNMIC_USERNAME / GNMIC_PASSWORD in its environment "
+            "(an EOS account).")
     return out
 
 
@@ -87,21 +90,33 @@ def howto_markdown(ctx: RenderContext) -> str:
                         if "sonic" in platforms else "")
                      + "; exit 1 with one line per mismatch (`--json` for CI).")
     if "eos" in platforms:
-        lines.append("- EOS: `bash verify/anta-check.sh verify/anta-inventory.yaml [traffic "
-                     "command]` (each switch reached at its name: resolve it or put its "
-                     "management address in the inventory): clears the counters (`anta exec "
-                     "clear-counters`), runs your RoCE traffic test or waits "
-                     f"{mon.verify_window_s} s, then runs `verify/anta-catalog.yaml`: status, "
-                     "speed, MTU, LLDP, BGP" + (", BFD" if bfd else "") + ", no drop on the "
-                     "lossless queue, PFC frames within the `PfcPauseRate` budget of the window"
+        lines.append("- EOS: `FABGEN_INTENT=INTENT bash verify/anta-check.sh "
+                     "verify/anta-inventory.yaml [traffic command]` (each switch reached at its "
+                     "name: resolve it or put its management address in the inventory): "
+                     "snapshots the PFC and queue-drop counters (`anta exec snapshot`), runs "
+                     f"your RoCE traffic test or waits {mon.verify_window_s} s, snapshots "
+                     "again and compares the two (`fabgen verify-counters`: PFC frames within "
+                     "the `PfcPauseRate` alert's rate times the elapsed time, no drop on the "
+                     "lossless queue"
                      + (", ECN marks within monitoring.verify_ecn_marks_max"
                         if mon.verify_ecn_marks_max is not None else "")
-                     + ", watchdog and ECN-counting settings.")
+                     + "; no counter is cleared, any window length holds), then runs "
+                     "`verify/anta-catalog.yaml`: status, speed, MTU, LLDP, BGP"
+                     + (", BFD" if bfd else "") + ", the watchdog and ECN-counting settings, "
+                     "and ECN configured on no queue but the RoCE one.")
     lines += ["", "While jobs run:", ""]
     collectors = []
     if "sonic" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_SONIC} subscribe` (Prometheus on "
                           f":{PROMETHEUS_PORTS['sonic']})")
+        collectors.append(f"for SONiC's BGP state `snmp_exporter --config.file="
+                          f"{sonic_snmp.SNMP_EXPORTER} --config.expand-environment-variables` "
+                          f"(0.26 or later) with `{sonic_snmp.SCRAPE}` in Prometheus's "
+                          "scrape_config_files: FRR's BGP4-MIB through each switch's snmpd, "
+                          "which needs an SNMPv3 user on every switch (`sudo config snmp user "
+                          "add <user> priv ro sha <auth password> aes <priv password>`; the "
+                          "exporter reads FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD, "
+                          "FABGEN_SNMP_PRIV_PASSWORD)")
     if "eos" in platforms:
         collectors.append(f"`gnmic --config {GNMIC_EOS} subscribe` (:{PROMETHEUS_PORTS['eos']})")
     gnmi_setup = _gnmi_setup(ctx) if platforms & {"sonic", "eos"} else []
@@ -134,4 +149,23 @@ def howto_markdown(ctx: RenderContext) -> str:
                     "in no SONiC database; Cumulus 5.12's OpenTelemetry export has no BFD "
                     "metric): `fabgen verify` checks their BFD sessions."
                     if bfd and platforms & {"sonic", "nvue"} else ""))
+    if "sonic" in platforms:
+        lines += ["", "Maintenance:", "", SONIC_DRAIN]
     return "\n".join(lines)
+
+
+# sonic-buildimage dockers/docker-fpm-frr/base_image_files/TS writes BGP_DEVICE_GLOBAL|STATE
+# tsa_enabled, which only bgpcfgd reads (sonic-bgpcfgd managers_device_global.py); frrcfgd has no
+# handler. sonic-utilities config/main.py (691b1bbc) `config bgp shutdown all|neighbor` writes
+# BGP_NEIGHBOR admin_status, which frrcfgd applies (`neighbor <ip> shutdown`, frrcfgd.py:1869);
+# `neighbor` finds rows by the bare address (the rows are `default|<ip>`) or by exact `name`.
+SONIC_DRAIN = (
+    "- SONiC drain: `sudo TSA` drains nothing on these switches (it sets BGP_DEVICE_GLOBAL "
+    "tsa_enabled, which only bgpcfgd applies; they run frrcfgd) and `fabgen verify` reports "
+    "such a request. Drain a switch with `sudo config bgp shutdown all`, bring it back with "
+    "`sudo config bgp startup all`; every session to one peer switch with `sudo config bgp "
+    "shutdown neighbor <peer switch name>` (the BGP_NEIGHBOR name is the peer's hostname). One "
+    "session of several parallel links: `sudo sonic-db-cli CONFIG_DB hset "
+    "'BGP_NEIGHBOR|default|<peer address>' admin_status down` (`config bgp shutdown neighbor "
+    "<address>` looks the address up without its VRF and finds nothing). `sudo TSB` clears a "
+    "stray TSA request.")

@@ -12,9 +12,12 @@ ibutils' ibdm reads its own directory first and IBDM_IBNL_PATH after it, a later
 type replacing the earlier (SysDef.cpp parseSysDefsFromDirs, addSysDef). So every type fabgen
 defines is its own: `FABGEN_<model>`, which no vendor ships.
 
-Each compute plane is its own subnet and gets its own file; storage and management networks
-are not in the compute subnet. Sections are the switches of the plane, each listing every
-cabled port (so a cabling crew can work switch by switch); host adapters appear as remote ends.
+Each compute plane is its own subnet and gets its own file; an InfiniBand storage network is a
+subnet of its own and gets its own directory (bringup/infiniband/storage/: its switches, each
+node's storage ports as a system FABGEN_<node model>_STORAGE, the storage targets as
+FABGEN_STORAGE_TARGET, its subnet manager's hosts); the management network is Ethernet.
+Sections are the switches of the plane, each listing every cabled port (so a cabling crew can
+work switch by switch); host adapters appear as remote ends.
 
 Names:
 - Switch ports by the name the switch shows for the interface (NVIDIA MLNX-OS User Manual,
@@ -55,10 +58,11 @@ from fabgen.targets.ibnetdiscover import GuidPlan, ca_name
 from fabgen.targets.opensm import real_guids
 from fabgen.topology.groups import compute_hosts
 from fabgen.topology.index import FabricIndex, FabricPort
-from fabgen.topology.model import Host, Switch
+from fabgen.topology.model import Fabric, Host, Switch
 
-__all__ = ["OUT_DIR", "TARGET", "TYPE_PREFIX", "IbdmTarget", "Ibnl", "host_port_names", "host_type",
-           "panel_name", "panel_names", "render_ibdm", "sm_host_type", "switch_type"]
+__all__ = ["OUT_DIR", "STORAGE_DIR", "TARGET", "TARGET_TYPE", "TYPE_PREFIX", "IbdmTarget",
+           "Ibnl", "host_port_names", "host_type", "panel_name", "panel_names", "render_ibdm",
+           "sm_host_type", "switch_type"]
 
 OUT_DIR = "bringup/infiniband"
 # ibnl_scanner.ll: NAME = [A-Za-z][-\[\]\\\*/A-Za-z0-9_.:%@~]+ (a letter first, two at least).
@@ -69,6 +73,9 @@ _SYSTEM_NAME = re.compile(r"^[^/\s]+$")
 # (IBNL type, device, ports per cage, interface rule) per catalog switch.
 # Every type fabgen writes starts with it: no vendor's built-in IBNL does (see the docstring).
 TYPE_PREFIX = "FABGEN_"
+# The storage system's ports on an InfiniBand storage network (topology.storage.targets).
+TARGET_TYPE = TYPE_PREFIX + "STORAGE_TARGET"
+STORAGE_DIR = f"{OUT_DIR}/storage"
 _SWITCHES: dict[str, tuple[str, str, str]] = {
     "qm8700": ("MQM8700", "MT54000", "port"),  # Quantum, QSFP56: 1/<port>
     "qm9700": ("MQM9700", "MT54002", "cage"),  # Quantum-2, twin-port OSFP: 1/<cage>/<port>
@@ -156,18 +163,27 @@ def _numbered(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 
 def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic_model: str,
-                sm_kind: str = "opensm") -> Artifacts:
+                sm_kind: str = "opensm", out_dir: str = OUT_DIR,
+                nodes: int | None = None) -> Artifacts:
     """bringup/infiniband[/plane<N>]/ibdm.topo, ibnl/<TYPE>.ibnl and, with the fabric's real
     GUIDs (infiniband.guids_file), its node-name-map: fabgen's own GUID plan numbers only the
     simulated fabric, never a file meant for the real one (as the OpenSM target does).
-    `index`: the render's index of the compute fabric, whose ports each switch lists."""
+    `index`: the render's index of the compute fabric, whose ports each switch lists; or, with
+    `out_dir` and `nodes` (how many of its hosts are the cluster's nodes, the rest being the
+    storage system's targets), of an InfiniBand storage network."""
     fabric = index.fabric
     if fabric.transport != "infiniband":
         raise ValueError(f"fabric {fabric.name!r} is {fabric.transport}, not infiniband")
-    hosts = compute_hosts(fabric)
-    # The subnet-manager hosts on reserved leaf ports are cabled into the compute subnet too
+    storage = nodes is not None
+    every = compute_hosts(fabric)
+    hosts = every[:nodes] if storage else every
+    targets = every[nodes:] if storage else ()
+    # On the storage network a node is its storage ports only, a system of its own type.
+    node_type = host_type(node_model) + ("_STORAGE" if storage else "")
+    # The subnet-manager hosts on reserved leaf ports are cabled into the subnet too
     # (Fabric.sm_links): their cables are listed, or ibdiagnet would report them as extra.
-    typed = {h.name: (host_type(node_model), h) for h in hosts}
+    typed = {h.name: (node_type, h) for h in hosts}
+    typed.update((h.name, (TARGET_TYPE, h)) for h in targets)
     sm_type = sm_host_type(sm_kind)
     typed.update((h.name, (sm_type, h)) for h in fabric.sm_hosts)
     ibnls: dict[str, Ibnl] = {}
@@ -176,11 +192,18 @@ def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic
         if kind not in ibnls:
             ibnls[kind] = _switch_ibnl(sw)
     if hosts:
-        ibnls[host_type(node_model)] = _host_ibnl(
-            hosts[0], host_type(node_model), _HCAS.get(nic_model, "MT0"),
+        ibnls[node_type] = _host_ibnl(
+            hosts[0], node_type, _HCAS.get(nic_model, "MT0"),
             f"a host with {len({hp.nic for hp in hosts[0].ports})} {nic_model} adapter(s), "
             "ports named by RDMA device; its adapters are U<nic>, as ibdm names "
-            "'<host> HCA-<nic>'")
+            "'<host> HCA-<nic>'" if not storage else
+            f"a {node_model}'s storage ports, one adapter U<n> each, named by RDMA device; the "
+            "adapter model is the node catalog's (device MT0 where it names none)")
+    if targets:
+        ibnls[TARGET_TYPE] = _host_ibnl(
+            targets[0], TARGET_TYPE, "MT0",
+            "a storage target (topology.storage.targets): one adapter per port, its model and "
+            "port layout the storage vendor's, not fabgen's (device MT0)")
     if fabric.sm_hosts:
         ibnls[sm_type] = _host_ibnl(
             fabric.sm_hosts[0], sm_type, "MT0",
@@ -217,21 +240,22 @@ def render_ibdm(index: FabricIndex, guids: GuidPlan | None, node_model: str, nic
             sections.append({"type": switch_type(sw), "name": sw.name,
                              "ports": [f"   {names[p.port - 1]} -> {remote(sw, p)}"
                                        for p in cabled]})
-        where = OUT_DIR if fabric.planes == 1 else f"{OUT_DIR}/plane{plane + 1}"
+        where = out_dir if fabric.planes == 1 else f"{out_dir}/plane{plane + 1}"
         scope = f", plane {plane + 1} of {fabric.planes}" if fabric.planes > 1 else ""
         files[f"{where}/ibdm.topo"] = templating.render(
             "ibdm/ibdm.topo.j2", fabric=fabric.name, scope=scope, sections=sections,
+            network="storage network" if storage else "compute fabric",
             cables=sum(len(s["ports"]) for s in sections),
             ibnl_dir="ibnl" if fabric.planes == 1 else "../ibnl", types=types)
     for ibnl in sorted(ibnls.values(), key=lambda i: i.type):
-        files[f"{OUT_DIR}/ibnl/{ibnl.type}.ibnl"] = templating.render(
+        files[f"{out_dir}/ibnl/{ibnl.type}.ibnl"] = templating.render(
             "ibdm/system.ibnl.j2", system=ibnl)
     if guids is not None:
         node_names = [(guids.switch_guids[sw.name], sw.name) for sw in fabric.switches]
         node_names += [(guids.ca_guids[(h.name, nic)], ca_name(h, nic))
                        for _kind, h in typed.values()
                        for nic in sorted({hp.nic for hp in h.ports})]
-        files[f"{OUT_DIR}/node-name-map"] = templating.render(
+        files[f"{out_dir}/node-name-map"] = templating.render(
             "ibdm/node-name-map.j2", fabric=fabric.name,
             lines=[f'0x{g:016x} "{n}"' for g, n in node_names])
     return files
@@ -253,15 +277,35 @@ def _host_ibnl(host: Host, kind: str, device: str, source: str) -> Ibnl:
 class IbdmTarget:
     name = "ibdm"
     description = ("bringup/infiniband/: the compute fabric as an ibdm topology file (ibdiagnet "
-                   "-t, ibtopodiff) per plane, its IBNL systems, a node-name-map (real GUIDs)")
+                   "-t, ibtopodiff) per plane, its IBNL systems, a node-name-map (real GUIDs); "
+                   "bringup/infiniband/storage/ for an InfiniBand storage network")
 
     def applies(self, ctx: RenderContext) -> bool:
-        return ctx.fabric.transport == "infiniband"
+        return ctx.fabric.transport == "infiniband" or _ib_storage(ctx) is not None
 
     def render(self, ctx: RenderContext) -> Artifacts:
         node = ctx.intent.cluster.node
-        return render_ibdm(ctx.index, real_guids(ctx), node.model, node.nic,
-                           ctx.intent.infiniband.management.kind)
+        files: Artifacts = {}
+        if ctx.fabric.transport == "infiniband":
+            files.update(render_ibdm(ctx.index, real_guids(ctx), node.model, node.nic,
+                                     ctx.intent.infiniband.management.kind))
+        storage = _ib_storage(ctx)
+        spec = ctx.intent.topology.storage
+        if storage is not None and spec is not None:
+            # Its own subnet, its own file; no node-name map: fabgen reads real GUIDs for the
+            # compute fabric only (infiniband.guids_file).
+            sm = spec.subnet_manager
+            # the storage ports' adapter model is not in the node catalog: device MT0
+            files.update(render_ibdm(ctx.index.extras["storage"], None, node.model, "",
+                                     sm.kind if sm else "opensm", out_dir=STORAGE_DIR,
+                                     nodes=len(ctx.fabric.hosts)))
+        return files
+
+
+def _ib_storage(ctx: RenderContext) -> Fabric | None:
+    return next((x for x in ctx.fabric.extras
+                 if x.role == "storage" and x.transport == "infiniband"), None)
+
 
 
 TARGET = IbdmTarget()

@@ -191,6 +191,7 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
         "fw_ports": [p.fw_port for p in ports],
         "fw_link_type": FW_LINK_TYPE[fabric.transport],
         "map_source": map_source(ctx),
+        "storage_prefix": "",  # an InfiniBand compute fabric's storage IPoIB only
     }
     if not roce:
         ib = intent.infiniband
@@ -203,6 +204,12 @@ def setup_data(ctx: RenderContext) -> dict[str, Any]:
             ipoib_prefs=[ib_hosts.IPOIB_RULE_PREF_BASE + i for i in range(len(ports))],
             arp_ignore=ib_hosts.ARP_IGNORE,
             arp_announce=ib_hosts.ARP_ANNOUNCE,
+            storage_prefix=hosts.storage_prefix or "",
+            storage_netdevs=list(hosts.storage_netdevs),
+            storage_tables=[ib_hosts.STORAGE_TABLE_BASE + i
+                            for i in range(len(hosts.storage_netdevs))],
+            storage_prefs=[ib_hosts.STORAGE_RULE_PREF_BASE + i
+                           for i in range(len(hosts.storage_netdevs))],
         )
         return data
     data["host_files"] = True
@@ -240,8 +247,8 @@ PROFILE_UNIT = ""  # the unit of the files every host shares
 class NicTarget:
     name = "nic"
     description = ("hosts/nic-setup.sh: NIC setup of the compute rails (RoCE: mlnx_qos, "
-                   "cma_roce_*, ECN, MTU, addresses; IB: GPUDirect and link type), "
-                   "hosts/<host>.env: per-host addresses (RoCE)")
+                   "cma_roce_*, ECN, MTU, addresses; IB: GPUDirect, link type, IPoIB addresses "
+                   "of the rails and storage ports), hosts/<host>.env: per-host addresses")
 
     def applies(self, ctx: RenderContext) -> bool:
         # EFA hosts are EC2 instances: AWS owns the fabric and the NIC settings.
@@ -259,7 +266,10 @@ class NicTarget:
                 "hosts/nic-setup.sh": templating.render("nic/setup.sh.j2", **setup_data(ctx)),
                 "hosts/fabgen-nic-setup.service": templating.render(
                     "nic/nic-setup.service.j2", fabric=ctx.fabric.name,
-                    transport=ctx.fabric.transport, install_dir=INSTALL_DIR),
+                    transport=ctx.fabric.transport, install_dir=INSTALL_DIR,
+                    ipoib=ctx.fabric.transport == "infiniband" and (
+                        ib_hosts.ib_plan(ctx).ipoib_prefix is not None
+                        or ib_hosts.ib_plan(ctx).storage_prefix is not None)),
             }
         host = ctx.index.hosts[unit]
         if ctx.fabric.transport == "infiniband":

@@ -89,6 +89,7 @@ _TEMPLATES = {
     "sharp_am.cfg": "opensm/sharp_am.cfg.j2",
     "check-routing.sh": "opensm/check-routing.sh.j2",
     "ufm-setup.sh": "opensm/ufm-setup.sh.j2",
+    "appliance.cli": "opensm/appliance.cli.j2",
 }
 
 
@@ -118,8 +119,12 @@ def _render_plane(data: dict[str, Any]) -> dict[str, str]:
             _TEMPLATES["node-name-map"], **data)
     if data["sharp"]:
         out[f"{at}sharp_am.cfg"] = templating.render(_TEMPLATES["sharp_am.cfg"], **data)
-    if ufm:
+    if data["setup"]:
         out["ufm/ufm-setup.sh"] = templating.render(_TEMPLATES["ufm-setup.sh"], **data)
+    if data["appliance"]:
+        out["ufm/appliance.cli"] = templating.render(_TEMPLATES["appliance.cli"], **data,
+                                                     hosts=data["appliance"]["hosts"],
+                                                     blocks=data["appliance"]["blocks"])
     out["check-routing.sh"] = templating.render(_TEMPLATES["check-routing.sh"], **data)
     return out
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fabgen.targets import sharp as sharp_am
+from fabgen.targets import ufm_appliance
 from fabgen.targets.ibnetdiscover import GuidPlan, ca_name, compute_node_guids, root_guids
 from fabgen.targets.opensm_partitions import (
     IPOIB_MTU_CODE,
@@ -35,6 +36,7 @@ from fabgen.targets.opensm_sms import SmPort, deploy_dir, log_file, sm_ports, uf
 from fabgen.targets.ufm import (
     UFM_GV_CFG,
     UFM_NODE_NAME_MAP,
+    UFM_OPENSM_CONF,
     UFM_PARTITIONS,
     UFM_PARTITIONS_USER_EXT,
     UFM_SHARP_AM_CFG,
@@ -190,23 +192,32 @@ def _vls_comment(plan: SlPlan, settings: OpenSMSettings) -> str:
 
 
 def _check_data(fabric: Fabric, plan: SlPlan, engine: str, sms: tuple[SmPort, ...],
-                plane: int, ufm: bool) -> dict[str, Any]:
+                plane: int, ufm: bool, appliance: bool = False) -> dict[str, Any]:
     """What check-routing.sh compares: the engine that must have routed, the master's port
     (either node's with a UFM pair: the active one runs the SM), and the SL2VL / VLArb tables
     OpenSM must have programmed."""
     low = list(plan.vlarb_low)
     master = sms[0] if sms else None
     masters = sms if ufm else sms[:1]
+    # An appliance runs no bash: the script runs on a node of the subnet, through its port.
+    node = fabric.hosts[0] if appliance and fabric.hosts else None
+    node_port = next((hp for hp in node.ports if fabric.planes <= 1 or hp.plane == plane),
+                     None) if node is not None else None
     return {
+        "appliance": node_port is not None,
+        "node": node.name if node is not None else None,
         "engine": engine.split(",")[0],
         "engines": engine,
         "ftree": engine.split(",")[0] in ("ftree", "ar_ftree"),
         "ufm": ufm,
-        "log": log_file(fabric, plane, ufm=ufm),
+        # on a node, the log copied off the master appliance; else where OpenSM writes it
+        "log": "opensm.log" if node_port is not None else log_file(fabric, plane, ufm=ufm),
+        "ufm_log": log_file(fabric, plane, ufm=ufm),
         "masters": [{"host": sm.host, "guid": f"0x{sm.guid:x}"} for sm in masters
                     if sm.guid is not None],
         "master": " or ".join(sm.host for sm in masters) if masters else None,
-        "ca": master.port.rdma_device if master is not None else "",
+        "ca": node_port.rdma_device if node_port is not None else
+        master.port.rdma_device if master is not None else "",
         "leaf": master.leaf if master is not None else None,
         "leaf_port": master.leaf_port if master is not None else None,
         "sl2vl": " ".join(str(v) for v in plan.sl2vl),
@@ -330,6 +341,7 @@ def opensm_data(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSett
              "count": len(p.members)}
             for p in parts if (p.everyone is not None and not ufm) or p.members or p.pending],
         "tenants": tenants,
+        "ufm_product": settings.ufm if ufm else None,
         "tenant_index": TENANT_PKEY_INDEX,
         "limited_default": tenants and (settings.default_membership or "limited") == "limited",
         "node_names": names,
@@ -343,9 +355,16 @@ def opensm_data(index: FabricIndex, guids: GuidPlan | None, settings: OpenSMSett
                   "on_compute_host": master is not None and not master.dedicated}
         if settings.sharp else None,
         "service_level": settings.service_level,
-        "check": _check_data(fabric, plan, engine, sms, plane, ufm),
+        "check": _check_data(fabric, plan, engine, sms, plane, ufm,
+                             ufm and settings.ufm == "appliance"),
         "setup": _setup_data(settings, sms, confs, tenants, _installs(
-            paths, guids is not None, ftree, bool(settings.partitions))) if ufm else None,
+            paths, guids is not None, ftree, bool(settings.partitions)))
+        if ufm and settings.ufm == "software" else None,
+        "appliance": _appliance_data(settings, sms, engine, tenants, plan, len(roots),
+                                     bool(parts and any(p.members for p in parts)),
+                                     f"topology.{fabric.role}.ipoib" if fabric.role != "compute"
+                                     else "infiniband.ipoib")
+        if ufm and settings.ufm == "appliance" else None,
     }
 
 
@@ -362,9 +381,21 @@ def _installs(paths: dict[str, str], guids: bool, ftree: bool, partitions_: bool
     return [{"name": name, "dest": dest} for name, dest in out]
 
 
+def _appliance_data(settings: OpenSMSettings, sms: tuple[SmPort, ...], engine: str,
+                    tenants: bool, plan: SlPlan, roots: int, user_ext: bool, ipoib_field: str
+                    ) -> dict[str, Any]:
+    """What appliance.cli says, node by node."""
+    return {
+        "hosts": [sm.host for sm in sms],
+        "blocks": ufm_appliance.appliance_blocks(
+            settings, sms, engine, tenants, settings.sharp_sl, plan.sl2vl[settings.sharp_sl],
+            roots, UFM_PARTITIONS if user_ext else None, ipoib_field),
+    }
+
+
 def _setup_data(settings: OpenSMSettings, sms: tuple[SmPort, ...], confs: list[dict[str, Any]],
                 tenants: bool, installs: list[dict[str, str]]) -> dict[str, Any]:
-    """What ufm-setup.sh writes and checks on the UFM pair."""
+    """What ufm-setup.sh (UFM Enterprise software) writes and checks on the UFM host(s)."""
     netdev = sms[0].port.netdev
     options = [(o["name"], o["value"]) for section in confs[0]["sections"]
                for o in section["options"] if not o["disabled"]]
@@ -372,18 +403,22 @@ def _setup_data(settings: OpenSMSettings, sms: tuple[SmPort, ...], confs: list[d
               "address": sm.port.ipoib.with_prefixlen if sm.port.ipoib is not None else ""}
              for sm in sms]
     return {
+        "ha": len(sms) > 1,
         "gv_cfg": UFM_GV_CFG,
-        "gv": [{"section": g.section or "", "key": g.key, "value": g.value, "why": g.comment}
+        "opensm_conf": UFM_OPENSM_CONF,
+        "partitions": UFM_PARTITIONS,
+        "gv": [{"section": g.section or "", "add_to": g.add_to or "", "key": g.key,
+                "value": g.value, "why": g.comment, "unverified": g.unverified}
                for g in sharp_am.gv_settings(settings, netdev, tenants)],
         "options": options,
         "hosts": hosts,
         "installs": installs,
-        "sharp_options": [(o.name, o.value) for o in sharp_am.sharp_am_options(
+        "sharp_options": sharp_am.sharp_am_options(
             settings, sl_plan(settings, {p.name: p.pkey for p in settings.partitions}),
             next((i["dest"] for i in installs if i["name"] == "root_guids.txt"), None),
-            tenants)] if settings.sharp else [],
+            tenants) if settings.sharp else (),
         "sharp_am_cfg": UFM_SHARP_AM_CFG,
-        "limited_default": tenants and (settings.default_membership or "limited") == "limited",
+        "sharp_tcp": settings.sharp and settings.sharp_transport == "sockets",
         "tenant_pkeys": [f"{p.pkey:#06x}" for p in settings.partitions] if tenants else [],
         "user_ext": UFM_PARTITIONS_USER_EXT,
         "sync": UFM_SYNC_PARTITIONS,

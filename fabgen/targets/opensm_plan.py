@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fabgen.errors import FabgenError
-from fabgen.intent.models import adaptive_routing_on
+from fabgen.intent.models import adaptive_routing_on, sharp_transport
 from fabgen.topology.model import Fabric
 
 __all__ = [
@@ -123,6 +123,9 @@ class OpenSMSettings:
     default_membership: Literal["full", "limited"] | None = None  # None: limited with tenants
     guids_files: tuple[str, ...] = ()
     management: str = "ufm"  # what runs on the dedicated hosts: ufm | opensm
+    ufm: str = "appliance"  # with ufm: UFM Enterprise Appliances (CLI) or software (files)
+    sharp_version: str = "3.13"  # the SHARP release sharp_am runs
+    sharp_transport: str = "ucx"  # libsharp to sharp_am: ucx | sockets (resolved)
     sm_hosts: tuple[SmHost, ...] = ()  # intent order: the master first
     sm_host: str | None = None  # a compute host running the SM instead (no dedicated hosts)
 
@@ -203,6 +206,10 @@ def settings_from_intent(intent: Any) -> OpenSMSettings:
         default_membership=_get(ib, "default_membership", None),
         guids_files=_strings(_get(ib, "guids_file", None)),
         management=str(_get(mgmt, "kind", "ufm")),
+        ufm=str(_get(mgmt, "ufm", "appliance")),
+        sharp_version=str(_get(ib, "sharp_version", "3.13")),
+        sharp_transport=sharp_transport(_get(ib, "sharp_protocol", None),
+                                        str(_get(ib, "sharp_version", "3.13"))),
         sm_hosts=hosts,
         sm_host=_get(ib, "sm_host", None),
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from fabgen import templating
 from fabgen.catalog import nodes
-from fabgen.targets import ib_hosts, nccl, nic, sharp
+from fabgen.targets import hostlist, ib_hosts, nccl, nic, sharp
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.opensm_partitions import tenant_of
 from fabgen.targets.opensm_plan import PartitionSpec, settings_from_intent
@@ -78,6 +78,7 @@ def check_data(ctx: RenderContext) -> dict[str, Any]:
         "link_layer": LINK_LAYER[fabric.transport],
         "speed_gbps": fabric.speed_gbps,
         "map_source": nic.map_source(ctx),
+        "storage_netdevs": [],
         **_bootstrap_data(ctx),
     }
     if not roce:
@@ -89,6 +90,7 @@ def check_data(ctx: RenderContext) -> dict[str, Any]:
             sharp_addresses=list(plan_ib.sharp_addresses),
             sharp_port=plan_ib.sharp_port or "",
             sharp_timeout_s=SHARP_CONNECT_TIMEOUT_S,
+            storage_netdevs=list(plan_ib.storage_netdevs),
         )
         return data
     data["host_files"] = True
@@ -266,9 +268,13 @@ def runbook_data(ctx: RenderContext) -> dict[str, Any]:
         "rail_devices": ", ".join(f"`{p.rdma_device}:{p.ib_port}`" for p in profile_ports),
         "map_source": nic.map_source(ctx),
         "tenant": tenant[0] if tenant else None,
+        # srun -w: Slurm places the job on exactly the tenant's hosts, never beside them.
+        "hostlist": hostlist.compress(h.name for h in tenant[1]) if tenant else None,
         "pkey_index": ib_hosts.ib_plan(ctx).pkey_index if not roce else None,
         "sharp": not roce and not efa and intent.infiniband.sharp,
         "sharp_algo": sharp.NCCL_ALGO_COLLNET,
+        "sharp_sockets": settings_from_intent(intent).sharp_transport == "sockets",
+        "sharp_port": sharp.SHARP_AM_TCP_PORT,
         **_bootstrap_data(ctx),
     }
 

@@ -57,8 +57,9 @@ def ib_rows(ctx: RenderContext) -> list[dict[str, str]]:
         "" if ctx.intent.infiniband.adaptive_routing is not None else
         " (NVIDIA's default for NDR/XDR)" if settings.adaptive_routing else
         " (upstream OpenSM has none)" if settings.opensm == "upstream" else "")
-    sharp = (f"on: SL {settings.sharp_sl} on VL {plan.sl2vl[settings.sharp_sl]} of its own"
-             if settings.sharp else "off")
+    sharp = (f"on: SL {settings.sharp_sl} on VL {plan.sl2vl[settings.sharp_sl]} of its own; "
+             f"libsharp over {'UCX' if settings.sharp_transport == 'ucx' else 'sockets (TCP)'} "
+             f"(SHARP {settings.sharp_version})" if settings.sharp else "off")
     hosts = ib_hosts.ib_plan(ctx)
     ipoib = ctx.intent.infiniband.ipoib
     tenants = ("none" if not settings.partitions else
@@ -67,8 +68,10 @@ def ib_rows(ctx: RenderContext) -> list[dict[str, str]]:
                f"{len(settings.partitions)}, written once infiniband.guids_file names the ports")
     return [
         {"setting": "OpenSM build", "value": _BUILD[settings.opensm]},
-        {"setting": "subnet manager", "value": "UFM HA pair (active/standby)"
-         if ufm_layout(fabric, settings) else "OpenSM"},
+        {"setting": "subnet manager", "value": (
+            "UFM HA pair (active/standby), "
+            + ("UFM Enterprise Appliances (CLI)" if settings.ufm == "appliance"
+               else "UFM Enterprise software")) if ufm_layout(fabric, settings) else "OpenSM"},
         {"setting": "routing engine", "value": engine},
         {"setting": "adaptive routing", "value": ar},
         {"setting": "SHARP", "value": sharp},
@@ -97,7 +100,9 @@ def _subnet(index: FabricIndex, guids: Any, settings: OpenSMSettings) -> dict[st
             "label": f"plane {plane + 1}" if multi else "",
             "dir": out_dir(fabric, plane),
             "deploy": deploy_dir(fabric, plane, ufm=ufm),
-            "log": log_file(fabric, plane, ufm=ufm),
+            # the appliances run no shell: their log, copied to a node, is read there
+            "log": "opensm.log" if ufm and settings.ufm == "appliance"
+            else log_file(fabric, plane, ufm=ufm),
             "engine": engine,
             "first": engine.split(",")[0],
             "sms": [{
@@ -121,6 +126,8 @@ def _subnet(index: FabricIndex, guids: Any, settings: OpenSMSettings) -> dict[st
         "name": fabric.name,
         "kind": settings.management,
         "ufm": ufm,
+        "ufm_product": settings.ufm if ufm else None,
+        "ha": ufm and len(sm_hosts) > 1,
         "dedicated": bool(sm_hosts),
         "sm_host": settings.sm_host,
         "hosts": len(sm_hosts),
@@ -159,6 +166,7 @@ def _storage(ctx: RenderContext) -> dict[str, Any] | None:
                                                                else ""),
         leaves_per_node=min(leaves) if leaves else 0,
         ports_per_node=spec.nics,
+        ipoib=str(spec.ipoib.prefix) if spec.ipoib is not None else None,
     )
     return data
 
@@ -193,6 +201,14 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
         "sharp_sl": settings.sharp_sl,
         "sharp_vl": plan.sl2vl[settings.sharp_sl],
         "sharp_files": _sharp(compute["ufm"]),
+        "sharp_transport": settings.sharp_transport,
+        "smx_protocol": sharp_am.SMX_PROTOCOL[settings.sharp_transport],
+        "sharp_version": settings.sharp_version,
+        "reservation_auto": sharp_am.reservation_auto(settings),
+        "limited_default": (settings.default_membership or "limited") == "limited",
+        # what the hosts end up as: UFM Enterprise software cannot make them limited
+        "limited_effective": (settings.default_membership or "limited") == "limited"
+        and not (compute["ufm"] and settings.ufm == "software"),
         "adaptive": settings.adaptive_routing,
         "opensm": settings.opensm,
         "ipoib": str(ipoib.prefix) if ipoib is not None else None,
@@ -201,6 +217,9 @@ def bringup_data(ctx: RenderContext) -> dict[str, Any]:
         "ufm_paths": {"opensm": UFM_OPENSM_CONF, "gv": UFM_GV_CFG, "log": UFM_SM_LOG,
                       "user_ext": UFM_PARTITIONS_USER_EXT},
         "storage": _storage(ctx),
+        # where an appliance fabric is discovered from: a compute host's first rail port
+        "discover": {"host": fabric.hosts[0].name,
+                     "rdma": fabric.hosts[0].ports[0].rdma_device} if fabric.hosts else None,
     }
 
 

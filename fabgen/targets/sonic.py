@@ -213,11 +213,16 @@ def _device_config(ctx: RenderContext, switch: Switch,
         config["PFC_WD"] = shapes.pfc_wd(names)
     full: FullConfigDb = {table: rows for table, rows in config.items() if rows}
     full["SWITCH_HASH"] = switch_hash(underlay_plan)
-    describe = {p.peer_address.ip: _UNSAFE_DESCRIPTION.sub("_", f"{p.peer}:{_peer_port(p)}")
+    # BGP_NEIGHBOR name: the peer's hostname, as minigraph writes it, so `sudo config bgp
+    # shutdown neighbor <peer>` (sonic-utilities config/main.py
+    # _get_neighbor_ipaddress_list_by_hostname: exact match on `name`) finds every session to
+    # that switch; the port is in PORT.description.
+    describe = {p.peer_address.ip: _UNSAFE_DESCRIPTION.sub("_", p.peer)
                 for p in ports if p.peer_address is not None}
     addressing = ctx.intent.addressing
     full.update(sonic_bgp.bgp_tables(switch, ports, underlay_plan, addressing.loopbacks,
                                      addressing.hosts, describe))
+    full.update(sonic_bgp.copp_tables(underlay_plan.bfd is not None))
     return full
 
 
@@ -296,6 +301,11 @@ def _sku(switch: Switch) -> tuple[str, sonic_skus.SonicSku]:
         raise UnsupportedPlan(f"sonic: {switch.name}: no published SONiC HwSKU for "
                               f"{switch.model} split {switch.breakout} way(s)")
     return known.platform, sku
+
+
+def hwsku(switch: Switch) -> str:
+    """The DEVICE_METADATA hwsku the render writes for a switch (its published SKU)."""
+    return _sku(switch)[1].hwsku
 
 
 def _metadata(switch: Switch, plan: QosPlan, buffer_model: str) -> dict[str, str]:

@@ -31,8 +31,8 @@ from fabgen import underlay
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
 
-__all__ = ["PEER_GROUP", "POLICY", "PREFIX_SET", "VRF", "bgp_tables", "ecmp_width", "golden",
-           "metadata"]
+__all__ = ["COPP_GROUP", "PEER_GROUP", "POLICY", "PREFIX_SET", "VRF", "bgp_tables", "copp_tables",
+           "ecmp_width", "golden", "metadata"]
 
 VRF = "default"
 AFI = "ipv4_unicast"
@@ -68,6 +68,33 @@ def golden(device_metadata: dict[str, str]) -> dict[str, dict[str, dict[str, str
     `config load_minigraph --override_config` replaces the DEVICE_METADATA table with it.
     config-setup carries golden_config_db.json across image upgrades (its copy_list)."""
     return {"DEVICE_METADATA": {"localhost": dict(device_metadata)}}
+
+
+# Control-plane policing of the underlay's packets. SONiC's default CoPP (sonic-buildimage
+# 086b03bd70f9 files/image_config/copp/copp_cfg.j2) traps BGP on queue4_group1 (trap priority 4,
+# queue 4, 6000 packets/s) but has no BFD trap, so BFD's UDP 3784 packets reach the CPU as ip2me
+# (queue1_group1: priority 1, the lowest, 6000 packets/s shared with SSH, SNMP and gNMI): a burst
+# of management traffic can starve a 300 ms x 3 session and take the links' BGP down with it.
+# The `bfd` trap (trap ids bfd, bfdv6: sonic-swss orchagent/copporch.cpp trap_id_map, SAI
+# SAI_HOSTIF_TRAP_TYPE_BFD/_BFDV6) goes on BGP's group. coppmgr installs a trap only when its
+# FEATURE is enabled or the trap is always_enabled (sonic-swss cfgmgr/coppmgr.cpp
+# setFeatureTrapIdsStatus), and there is no FEATURE|bfd, hence always_enabled. The group is
+# written out with copp_cfg.j2's values because sonic-copp.yang's trap_group is a leafref to a
+# COPP_GROUP row of CONFIG_DB; the BGP trap is written as copp_cfg.j2 has it. The push merges
+# these rows into the switch's own CoPP tables (push.candidate.SONIC_MERGED).
+COPP_GROUP = "queue4_group1"
+_COPP_GROUP_FIELDS = {"trap_action": "trap", "trap_priority": "4", "queue": "4",
+                      "meter_type": "packets", "mode": "sr_tcm", "cir": "6000", "cbs": "6000",
+                      "red_action": "drop"}
+
+
+def copp_tables(bfd: bool) -> dict[str, ListRows]:
+    """COPP_GROUP and COPP_TRAP rows for the underlay's BGP (and BFD when the plan runs it)."""
+    traps: ListRows = {"bgp": {"trap_ids": "bgp,bgpv6", "trap_group": COPP_GROUP}}
+    if bfd:
+        traps["bfd"] = {"trap_ids": "bfd,bfdv6", "trap_group": COPP_GROUP,
+                        "always_enabled": "true"}
+    return {"COPP_GROUP": {COPP_GROUP: dict(_COPP_GROUP_FIELDS)}, "COPP_TRAP": traps}
 
 
 def _peer_asn(p: FabricPort) -> int | None:

@@ -3,10 +3,14 @@
 - `telemetry/gnmic-sonic.yaml`: gnmic (openconfig/gnmic) subscribing to SONiC's gNMI server
   (sonic-gnmi): COUNTERS_DB port counters (PFC frames per priority), queue counters (ECN marks,
   drops, watermarks, the PFC watchdog of the watched queues) and priority-group watermarks;
-  APPL_DB PORT_TABLE (oper status), STATE_DB PORT_TABLE (operational speed) and
-  NEIGH_STATE_TABLE (BGP state, written by bgpmon), on change. Paths and answers: sonic-gnmi
-  sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b); COUNTERS_DB answers are
-  keyed by port alias, which the processor maps back to SONiC names.
+  APPL_DB PORT_TABLE (oper status) and STATE_DB PORT_TABLE (operational speed). Paths and
+  answers: sonic-gnmi sonic_data_client/virtual_db.go and its testdata (commit 5ec1c20b);
+  COUNTERS_DB answers are keyed by port alias, which the processor maps back to SONiC names.
+  BGP state is not there: STATE_DB NEIGH_STATE_TABLE is bgpmon's, which the bgp container does
+  not run under fabgen's routing design (frrcfgd).
+- `telemetry/snmp-exporter-sonic.yml` and `telemetry/prometheus-scrape-sonic-snmp.yml`: SONiC's
+  BGP session state from FRR bgpd's BGP4-MIB through the switch's snmpd, for snmp_exporter
+  (sonic_snmp says why and how).
 - `telemetry/gnmic-eos.yaml`: gnmic subscribing to EOS's OpenConfig paths, each one listed as
   supported in Arista's EOS 4.36.1F image profile (aristanetworks/yang
   EOS-4.36.1F/arista-nosimageprofile.textproto): PFC frames and buffer maximum per priority, the
@@ -25,9 +29,9 @@
 Both gnmic configs serve Prometheus (gnmic's prometheus output); the metric names they produce
 are spelled out in alerts.py, which renders the alerting rules over them. Both shape the
 answers with an event-starlark processor (templates/telemetry/*.star.j2). Credentials and
-certificate paths are never written: each target names the collector's environment variables
-(GNMIC_USERNAME, GNMIC_PASSWORD, GNMIC_TLS_CA, GNMIC_TLS_CERT, GNMIC_TLS_KEY), which gnmic
-expands when it loads the file.
+certificate paths are never written: gnmic reads them from its own environment variables
+(GNMIC_USERNAME, GNMIC_PASSWORD, GNMIC_TLS_CA, GNMIC_TLS_CERT, GNMIC_TLS_KEY: its global flags),
+which every target inherits.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import yaml
 
 from fabgen import templating
 from fabgen.natural import natural_key
-from fabgen.targets import opensm, opensm_plan, sonic
+from fabgen.targets import opensm, opensm_plan, sonic, sonic_snmp
 from fabgen.targets.base import Artifacts, RenderContext
 from fabgen.targets.ufm import UFM_NODE_NAME_MAP
 from fabgen.topology.model import Fabric, Switch
@@ -96,6 +100,15 @@ class TelemetryTarget:
             out[GNMIC_SONIC] = _yaml(sonic_gnmic(fabric, sonic, mon.gnmi_port),
                                      "gnmic --config telemetry/gnmic-sonic.yaml subscribe",
                                      SONIC_ENV)
+            out[sonic_snmp.SNMP_EXPORTER] = _yaml(
+                sonic_snmp.exporter_config(),
+                f"snmp_exporter --config.file={sonic_snmp.SNMP_EXPORTER} "
+                "--config.expand-environment-variables (snmp_exporter 0.26 or later)",
+                SNMP_ENV)
+            out[sonic_snmp.SCRAPE] = _yaml(
+                sonic_snmp.scrape_config(fabric, sonic, SAMPLE_INTERVAL),
+                f"Prometheus scrape_config_files: [{sonic_snmp.SCRAPE}] (SONiC BGP state "
+                "through snmp_exporter)")
         if eos:
             out[GNMIC_EOS] = _yaml(eos_gnmic(fabric, eos, mon.eos_gnmi_port,
                                              mon.eos_gnmi_ssl_profile),
@@ -111,14 +124,20 @@ class TelemetryTarget:
 TARGET = TelemetryTarget()
 
 
-SONIC_ENV = ("Environment: GNMIC_TLS_CA (CA of the switches' gNMI certificates), "
-             "GNMIC_TLS_CERT and GNMIC_TLS_KEY (this collector's client certificate, its "
-             "common name in each switch's GNMI_CLIENT_CERT table).")
-EOS_ENV = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI), "
-           "GNMIC_TLS_CA (CA of the switches' certificates).")
-EOS_ENV_CLEAR = ("Environment: GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed "
-                 "gNMI). No TLS: monitoring.eos_gnmi_ssl_profile is not set, so the password "
-                 "crosses the network in clear text.")
+SONIC_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_TLS_CA "
+             "(CA of the switches' gNMI certificates), GNMIC_TLS_CERT and GNMIC_TLS_KEY (this "
+             "collector's client certificate, its common name in each switch's "
+             "GNMI_CLIENT_CERT table).")
+SNMP_ENV = ("Environment: FABGEN_SNMP_USERNAME, FABGEN_SNMP_AUTH_PASSWORD and "
+            "FABGEN_SNMP_PRIV_PASSWORD, the SNMPv3 user each SONiC switch has (`sudo config "
+            "snmp user add <user> priv ro sha <auth password> aes <priv password>`).")
+EOS_ENV = ("Environment (gnmic's global flags, which every target inherits): GNMIC_USERNAME "
+           "and GNMIC_PASSWORD (an EOS account allowed gNMI), GNMIC_TLS_CA (CA of the "
+           "switches' certificates).")
+EOS_ENV_CLEAR = ("Environment (gnmic's global flags, which every target inherits): "
+                 "GNMIC_USERNAME and GNMIC_PASSWORD (an EOS account allowed gNMI). No TLS: "
+                 "monitoring.eos_gnmi_ssl_profile is not set, so the password crosses the "
+                 "network in clear text.")
 
 
 class _Dumper(yaml.SafeDumper):
@@ -149,30 +168,34 @@ def _target(fabric: Fabric, sw: Switch, port: int, tls: dict[str, Any]) -> dict[
             "event-tags": {"fabric": fabric.name, "role": sw.role, "platform": sw.platform}}
 
 
-# TLS and credentials of a target, as references to the collector's environment: gnmic expands
-# ${VAR} in a target's username, password (when it starts with $), tls-ca, tls-cert and tls-key
-# (gnmic pkg/config/targets.go expandTargetEnv), so no secret or key path is written here.
+# TLS and credentials: none in the file. gnmic loads a target's tls-ca/tls-cert/tls-key as
+# paths *before* it expands environment variables in them (openconfig/gnmic 597750387b51
+# pkg/config/targets.go GetTargets: expandCertPaths at :99, expandTargetEnv at :111;
+# expandOSPath, config.go:1147-1172, joins a relative path to the working directory and stats
+# it), so a target key `tls-ca: ${GNMIC_TLS_CA}` makes the whole config fail to load. The
+# collector's environment sets gnmic's global flags instead (GNMIC_TLS_CA, GNMIC_TLS_CERT,
+# GNMIC_TLS_KEY, GNMIC_USERNAME, GNMIC_PASSWORD: docs/user_guide/configuration_env.md), and
+# every target without its own value inherits them (setTargetConfigDefaultsFromGlobalFlags:
+# username and password always, the TLS files when the target is not insecure).
 # `skip-verify: false`: the switch's certificate is checked against GNMIC_TLS_CA.
-TLS_ENV = {"tls-ca": "${GNMIC_TLS_CA}", "tls-cert": "${GNMIC_TLS_CERT}",
-           "tls-key": "${GNMIC_TLS_KEY}"}
-CREDENTIALS_ENV = {"username": "${GNMIC_USERNAME}", "password": "${GNMIC_PASSWORD}"}
 
 
 def sonic_tls() -> dict[str, Any]:
     """sonic-gnmi without certificates runs with --noTLS bound to 127.0.0.1 (sonic-buildimage
     dockers/docker-sonic-gnmi/gnmi-native.sh), so a remote collector always dials TLS. The
     client authenticates with its certificate (GNMI|gnmi user_auth cert, the default; its
-    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly)."""
-    return {"insecure": False, "skip-verify": False, **TLS_ENV}
+    common name listed in GNMI_CLIENT_CERT with role gnmi_readonly): GNMIC_TLS_CERT and
+    GNMIC_TLS_KEY, inherited from the global flags."""
+    return {"insecure": False, "skip-verify": False}
 
 
 def eos_tls(ssl_profile: str | None) -> dict[str, Any]:
-    """EOS authenticates gNMI with the switch's AAA (username and password); it serves TLS
-    only with an SSL profile on `transport grpc` (monitoring.eos_gnmi_ssl_profile)."""
+    """EOS authenticates gNMI with the switch's AAA (username and password, from GNMIC_USERNAME
+    and GNMIC_PASSWORD); it serves TLS only with an SSL profile on `transport grpc`
+    (monitoring.eos_gnmi_ssl_profile)."""
     if ssl_profile is None:
-        return {"insecure": True, **CREDENTIALS_ENV}
-    return {"insecure": False, "skip-verify": False, "tls-ca": TLS_ENV["tls-ca"],
-            **CREDENTIALS_ENV}
+        return {"insecure": True}
+    return {"insecure": False, "skip-verify": False}
 
 
 # Every subscription samples, states too: gnmic's Prometheus output deletes a series that has
@@ -203,8 +226,6 @@ SONIC_SUBSCRIPTIONS: dict[str, tuple[str, str, str, str, str]] = {
     # speed as the link came up (portsorch updateDbPortOperSpeed writes STATE_DB PORT_TABLE
     # speed in Mb/s, N/A when unknown); APPL_DB's speed is only the configured one.
     "sonic-port-oper": ("STATE_DB", "PORT_TABLE", "sample", "port_oper", ""),
-    # state per neighbour address, written by bgpmon.
-    "sonic-bgp-state": ("STATE_DB", "NEIGH_STATE_TABLE", "sample", "bgp", ""),
 }
 
 
@@ -260,8 +281,8 @@ def sonic_gnmic(fabric: Fabric, switches: list[Switch], port: int) -> dict[str, 
     sonic_port_<SAI_PORT_STAT_...>{source, interface}, sonic_queue_<SAI_QUEUE_STAT_... |
     PFC_WD_...>{source, interface, queue}, sonic_pg_<SAI_INGRESS_PRIORITY_GROUP_STAT_...>{source,
     interface, pg}, sonic_port_state_oper_up{source, interface}, sonic_port_oper_speed (Mb/s)
-    {source, interface}, sonic_bgp_established{source, neighbor}. `interface` is the SONiC
-    name (Ethernet0) whatever alias sonic-gnmi keyed the answer by.
+    {source, interface}. `interface` is the SONiC name (Ethernet0) whatever alias sonic-gnmi
+    keyed the answer by. (BGP: sonic_snmp, sonic_bgp_peer_state{source, neighbor}.)
     """
     def subscription(db: str, path: str, mode: str) -> dict[str, Any]:
         sub: dict[str, Any] = {"target": db, "paths": [path], "mode": "stream",

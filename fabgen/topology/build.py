@@ -152,10 +152,14 @@ def extra_intent(intent: Intent, role: str) -> Intent:
     # The compute fabric's subnet-manager hosts, tenants, SHARP and IPoIB are not this
     # network's: an InfiniBand storage network is a subnet of its own, with its own SM hosts.
     sm = spec.subnet_manager if ib and role == "storage" else None
+    # Its own IPoIB subnet (topology.storage.ipoib): its SM hosts' fabric interfaces first, then
+    # every node's storage ports, as on the compute fabric.
+    ipoib = spec.ipoib if ib and role == "storage" else None
     data["infiniband"].update(
         management=sm.model_dump(mode="json") if sm is not None else {"hosts": []},
         sharp=False, partitions=[], traffic_classes=[], service_level=0, sm_host=None,
-        guids_file=None, ipoib=None, default_membership=None)
+        guids_file=None, ipoib=ipoib.model_dump(mode="json") if ipoib is not None else None,
+        default_membership=None)
     return Intent.model_validate(data)
 
 
@@ -266,9 +270,10 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
     netdevs = _expand(hosts_spec.netdevs if hosts_spec.netdevs is not None
                       else nodes.PLACEHOLDER_NETDEV, dev_count, node.nic_ports, topo.planes)
     mapped = nodes.mapped_ports(intent)  # the node model's published port table, if it applies
-    # IPoIB (InfiniBand compute fabric): the SM hosts' fabric interfaces take the subnet's first
-    # addresses, then each compute port, host by host in port (= rail, one plane) order.
-    ipoib = intent.infiniband.ipoib if role == "compute" and not ethernet else None
+    # IPoIB (an InfiniBand compute or storage fabric): the SM hosts' fabric interfaces take the
+    # subnet's first addresses, then each node port, host by host in port (= rail, one plane)
+    # order. The storage targets' ports are their vendor's to address.
+    ipoib = intent.infiniband.ipoib if role in ("compute", "storage") and not ethernet else None
     ipoib_len = ipoib.prefix.prefixlen if ipoib is not None else 32
     ipoib_base = (int(ipoib.prefix.network_address) + 1
                   + len(intent.infiniband.management.hosts)) if ipoib is not None else 0

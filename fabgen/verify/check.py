@@ -216,10 +216,31 @@ _ROUTING = (
 )
 
 
+# `sudo TSA` writes BGP_DEVICE_GLOBAL|STATE tsa_enabled (sonic-buildimage
+# dockers/docker-fpm-frr/base_image_files/TS); only bgpcfgd acts on it (sonic-bgpcfgd
+# managers_device_global.py), and frrcfgd, which this design runs, has no handler for the
+# table: the switch keeps carrying traffic. The drain that works: `sudo config bgp shutdown all`
+# (BGP_NEIGHBOR admin_status, which frrcfgd applies as `neighbor ... shutdown`).
+_TSA_NOT_APPLIED = ("no TSA request: frrcfgd never applies BGP_DEVICE_GLOBAL tsa_enabled, "
+                    "so the switch is not drained (drain with `sudo config bgp shutdown all`, "
+                    "undo with `sudo config bgp startup all`; clear the request with `sudo "
+                    "TSB`)")
+
+
 def _sonic_routing(sw: ExpectedSwitch, texts: dict[str, str]) -> list[Finding]:
     out = []
+    if "bgp-device-global.json" in texts:
+        state = saved.device_metadata(texts["bgp-device-global.json"], "bgp-device-global.json",
+                                      key="STATE")
+        if state.get("tsa_enabled") == "true":
+            out.append(Finding(sw.name, "", "routing", _TSA_NOT_APPLIED,
+                               "tsa_enabled true: drain requested but not applied"))
     if "device-metadata.json" in texts:
         meta = saved.device_metadata(texts["device-metadata.json"], "device-metadata.json")
+        if sw.hwsku is not None and meta.get("hwsku") != sw.hwsku:
+            out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA hwsku {sw.hwsku} (the "
+                               "port, buffer and QoS tables are that SKU's)",
+                               str(meta.get("hwsku", "not set"))))
         for field, value, why in _ROUTING:
             if meta.get(field) != value:
                 out.append(Finding(sw.name, "", "routing", f"DEVICE_METADATA {field} {value} "

@@ -49,6 +49,7 @@ class ExpectedSwitch:
     mtu: int
     ports: tuple[ExpectedPort, ...]  # in port order
     sessions: tuple[ExpectedSession, ...]
+    hwsku: str | None = None  # SONiC: DEVICE_METADATA hwsku the render is for
 
 
 def lldp_port_ids(switch: Switch, port: int, name: str) -> tuple[str, ...]:
@@ -90,6 +91,7 @@ def expected_switches(index: FabricIndex, plan: QosPlan,
                 peer_port=p.peer_port, peer_port_ids=ids, peer_is_switch=peer is not None))
             if peer is not None and peer.asn is not None:
                 sessions.append(ExpectedSession(p.peer_ip, peer.asn, p.peer, p.name))
+        hwsku = sonic.hwsku(switch) if switch.platform == "sonic" else None
         out.append(ExpectedSwitch(switch.name, switch.platform, switch.role, plan.mtu,
-                                  tuple(ports), tuple(sessions)))
+                                  tuple(ports), tuple(sessions), hwsku))
     return tuple(out)

@@ -13,6 +13,7 @@ SONiC (sonic-utilities show commands; FRR's vtysh):
   bfd.json          vtysh -c 'show bfd peers json'        (only when underlay.bfd is on)
   device-metadata.json  sonic-cfggen -d --var-json DEVICE_METADATA
   golden.json       sudo cat /etc/sonic/golden_config_db.json
+  bgp-device-global.json  sonic-cfggen -d --var-json BGP_DEVICE_GLOBAL
 Cumulus NVUE (NVUE; lldpd's lldpctl; FRR's vtysh):
   interfaces.json   nv show interface -o json
   lldp.json         lldpctl -f json
@@ -24,7 +25,8 @@ which also makes supervisord start bfdd; NVUE's `neighbor ... bfd`, which Cumulu
 same FRR), so one command and one parser serve both. Without BFD in the plan bfdd has no
 sessions and may not run at all, so the file is neither collected nor read. The two SONiC JSON
 files show the routing design (frr_mgmt_framework_config, docker_routing_config_mode, type) and
-whether golden_config_db.json keeps it through db_migrator.
+whether golden_config_db.json keeps it through db_migrator; DEVICE_METADATA also holds the
+running HwSKU. bgp-device-global.json shows a `TSA` that frrcfgd will never apply.
 
 The text outputs are tabulate tables (a header line, a line of dashes per column, rows); the
 parser cuts columns at the dash runs, so an empty cell or a cell with spaces stays in place.
@@ -72,6 +74,8 @@ COMMANDS: dict[str, tuple[SavedFile, ...]] = {
                   "routing mode and role (DEVICE_METADATA)"),
         SavedFile("golden.json", "sudo cat /etc/sonic/golden_config_db.json",
                   "the routing mode db_migrator keeps (golden_config_db.json)"),
+        SavedFile("bgp-device-global.json", "sonic-cfggen -d --var-json BGP_DEVICE_GLOBAL",
+                  "a TSA drain request (BGP_DEVICE_GLOBAL|STATE tsa_enabled)"),
     ),
     "nvue": (
         SavedFile("interfaces.json", "nv show interface -o json", "port state, speed, MTU"),
@@ -225,14 +229,15 @@ def nvue_interfaces(text: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def device_metadata(text: str, what: str) -> dict[str, Any]:
+def device_metadata(text: str, what: str, key: str = "localhost") -> dict[str, Any]:
     """DEVICE_METADATA|localhost from `sonic-cfggen -d --var-json DEVICE_METADATA` ({"localhost":
     {...}}) or from a golden_config_db.json ({"DEVICE_METADATA": {"localhost": {...}}}); {} for
-    an empty file (no golden file on the switch)."""
+    an empty file (no golden file on the switch). Another table's row the same way (`key`:
+    BGP_DEVICE_GLOBAL's STATE)."""
     if not text.strip():
         return {}
     data = _load_json(text, what)
     if isinstance(data, dict) and isinstance(data.get("DEVICE_METADATA"), dict):
         data = data["DEVICE_METADATA"]
-    local = data.get("localhost") if isinstance(data, dict) else None
+    local = data.get(key) if isinstance(data, dict) else None
     return local if isinstance(local, dict) else {}

@@ -34,7 +34,7 @@ SONIC_INITIAL: dict[str, Any] = {
     "AAA": {"authentication": {"login": "tacacs+,local"}},
     "CRM": {"Config": {"polling_interval": "300", "ipv4_route_high_threshold": "85"}},
     "DEVICE_METADATA": {"localhost": {
-        "hostname": "{name}", "hwsku": "Mellanox-SN5600-C256X1", "mac": "1c:34:da:5e:00:01",
+        "hostname": "{name}", "hwsku": "Mellanox-SN5600-O128", "mac": "1c:34:da:5e:00:01",
         "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter", "timezone": "UTC",
         "docker_routing_config_mode": "split-unified"}},
     "FEATURE": {"bgp": {"state": "enabled", "auto_restart": "enabled"},

@@ -33,6 +33,7 @@ from fabgen.intent.models.fields import (
 )
 from fabgen.intent.models.infiniband import (
     AR_GENERATIONS,
+    SHARP_UCX_DEFAULT_FROM,
     Guid,
     HostPattern,
     IbIpoibSpec,
@@ -43,6 +44,8 @@ from fabgen.intent.models.infiniband import (
     InfinibandSpec,
     OpenSMBuild,
     adaptive_routing_on,
+    sharp_release,
+    sharp_transport,
 )
 from fabgen.intent.models.network import (
     AddressingSpec,
@@ -82,6 +85,7 @@ __all__ = [
     "AR_GENERATIONS",
     "IB_GENERATION_SPEED",
     "MAX_HOST_PORTS",
+    "SHARP_UCX_DEFAULT_FROM",
     "AddressingSpec",
     "AsnSpec",
     "BfdSpec",
@@ -133,6 +137,8 @@ __all__ = [
     "UnderlaySpec",
     "adaptive_routing_on",
     "device_names",
+    "sharp_release",
+    "sharp_transport",
 ]
 
 # --- the intent -----------------------------------------------------------------------------

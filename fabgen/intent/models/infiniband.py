@@ -104,8 +104,17 @@ class IbManagementSpec(StrictModel):
     them (SuperPOD H100 RA Table 4: 4 "UFM" cables, 127 instead of 128 DGX in 4 SUs)."""
 
     kind: Literal["ufm", "opensm"] = "ufm"
-    """`ufm`: UFM Enterprise appliances (UFM runs OpenSM and sharp_am), NVIDIA's layout;
-    `opensm`: servers running OpenSM (and sharp_am with SHARP) themselves."""
+    """`ufm`: UFM Enterprise (UFM runs OpenSM and sharp_am), NVIDIA's layout; `opensm`:
+    servers running OpenSM (and sharp_am with SHARP) themselves."""
+    ufm: Literal["appliance", "software"] = "appliance"
+    """With `kind: ufm`, how UFM is installed, which decides how it is configured.
+    `appliance` (the default, as NVIDIA's DGX SuperPOD ships it): UFM Enterprise Appliances,
+    configured through their CLI; fabgen renders the CLI commands (`ufm/appliance.cli`) and
+    says which settings the CLI has no command for. `software`: UFM Enterprise installed on
+    your own servers, configured by editing its files under /opt/ufm/files; fabgen renders
+    `ufm/ufm-setup.sh`, which writes and checks them. UFM Enterprise software documents no
+    setting that makes the hosts limited members of the default partition, so with tenants the
+    hosts stay full members there (the report warns)."""
     hosts: list[IbManagementHost] = Field(
         [IbManagementHost(name="ufm01"), IbManagementHost(name="ufm02")], max_length=8)
     """The first runs the master subnet manager (and sharp_am), the others standby ones.
@@ -153,6 +162,15 @@ class InfinibandSpec(StrictModel):
     """Not set: on for NDR and XDR with NVIDIA's OpenSM (NVIDIA's default), off otherwise."""
     sharp: bool = False
     """Enable SHARP in-network reductions (NCCL CollNet); needs NVIDIA's OpenSM."""
+    sharp_version: Annotated[str, Field(pattern=r"^[0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,2})?$",
+                                        examples=["3.13", "3.10.3"])] = "3.13"
+    """The NVIDIA SHARP release of the aggregation manager (`sharp_am --version` on the UFM
+    host): it decides which sharp_am options exist and what libsharp uses by default. fabgen
+    assumes 3.13 unless told; set yours."""
+    sharp_protocol: Literal["ucx", "sockets"] | None = None
+    """How libsharp reaches sharp_am (sharp_am `smx_protocol`): `ucx` over InfiniBand, or
+    `sockets`, TCP 6126 over IPoIB. Not set: `ucx` from SHARP 3.13 on (NVIDIA's default for new
+    installs, which it advises upgraded ones to switch to), `sockets` before."""
     sharp_sl: int = Field(1, ge=0, le=14)
     """SL of SHARP's aggregation QPs (sharp_am `ib_qpc_sl`, `ib_sat_qpc_sl`), mapped to a VL of
     its own so reductions never wait behind bulk transfers."""
@@ -178,6 +196,10 @@ class InfinibandSpec(StrictModel):
     """IPoIB addressing (needed by SHARP and by UFM's fabric interface). Not set: no host gets an
     IPoIB address from fabgen, and the report warns when SHARP or UFM needs one."""
 
+    def sharp_transport(self) -> Literal["ucx", "sockets"]:
+        """How libsharp reaches sharp_am (see `sharp_transport`)."""
+        return sharp_transport(self.sharp_protocol, self.sharp_version)
+
     def adaptive_routing_on(self, generation: str | None) -> bool:
         """Whether the subnet manager runs adaptive routing (see `adaptive_routing_on`)."""
         return adaptive_routing_on(self.adaptive_routing, self.routing_engine, self.opensm,
@@ -194,3 +216,25 @@ def adaptive_routing_on(asked: bool | None, routing_engine: str, opensm: str,
     if routing_engine.startswith("ar_"):
         return True
     return opensm == "nvidia" and generation in AR_GENERATIONS
+
+
+def sharp_release(version: str) -> tuple[int, ...]:
+    """A SHARP release as numbers: "3.10.3" -> (3, 10, 3), "3.13" -> (3, 13)."""
+    return tuple(int(x) for x in version.split("."))
+
+
+# SHARP Rev 3.13.0, Changes and New Features, "Default Client-Server Communication": "New
+# installations of SHARP_am now use UCX as the default communication method with libsharp
+# instead of sockets ... customers are advised to switch to UCX"; smx_protocol "The default
+# value is modified in this release from Sockets to UCX".
+SHARP_UCX_DEFAULT_FROM = (3, 13)
+
+
+def sharp_transport(asked: str | None, version: str) -> Literal["ucx", "sockets"]:
+    """The intent's choice, else what sharp_am of that release defaults to on a new install:
+    UCX from SHARP 3.13, sockets before."""
+    if asked == "ucx":
+        return "ucx"
+    if asked == "sockets":
+        return "sockets"
+    return "ucx" if sharp_release(version) >= SHARP_UCX_DEFAULT_FROM else "sockets"

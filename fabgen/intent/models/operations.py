@@ -40,21 +40,22 @@ class MonitoringSpec(StrictModel):
     """Carrier transitions of one port in `link_flap_window_s` that make `LinkFlapping` fire."""
     link_flap_window_s: int = Field(600, ge=60, le=86400)
     verify_window_s: int = Field(300, ge=10, le=86400)
-    """How long test traffic runs between clearing the counters and reading them
-    (`verify/anta-check.sh` clears the EOS counters, waits this long or runs your traffic
-    command, then runs the ANTA catalog): the PFC budget below is a rate over this window."""
+    """How long `verify/anta-check.sh` waits between its two snapshots of the EOS counters when
+    it is given no traffic command (the budgets are rates over the time actually elapsed)."""
     verify_pfc_frames_max: int | None = Field(None, ge=0)
-    """`fabgen verify` and the ANTA catalog: PFC frames (sent or received) a port may show since
-    the counters were last cleared. Not set: ANTA allows the `PfcPauseRate` alert's rate for
-    `verify_window_s` (a port that paused less than the alert warns about passes, so normal
-    RoCE traffic passes and a storm fails); `fabgen verify` (SONiC) allows 0, for a fabric
-    checked idle after clearing the counters."""
+    """`fabgen verify` (SONiC: since the counters were cleared) and `fabgen verify-counters`
+    (EOS: between two snapshots): PFC frames a port may send or receive. Not set:
+    verify-counters allows the `PfcPauseRate` alert's rate times the elapsed seconds (a port
+    that paused less than the alert warns about passes, so normal RoCE traffic passes and a
+    storm fails, whatever the window); `fabgen verify` (SONiC) allows 0, for a fabric checked
+    idle after clearing the counters."""
     verify_ecn_marks_max: int | None = Field(None, ge=0)
-    """ECN-marked packets the RoCE queue may show since the counters were cleared (ANTA
-    VerifyInterfacesECNCounters). Not set: not checked, because marks on the RoCE queue are
-    DCQCN working as designed, not a fault; marks on any other queue are the
-    `EcnMarksOnNonRoceQueue` alert, and EOS counts them only where `random-detect ecn count` is
-    configured (the RoCE queue)."""
+    """ECN-marked packets the RoCE queue may gain between `verify/anta-check.sh`'s two
+    snapshots (`fabgen verify-counters`, EOS). Not set: not checked, because marks on the RoCE
+    queue are DCQCN working as designed, not a fault. Marks on any other queue are SONiC's
+    `EcnMarksOnNonRoceQueue` alert; EOS counts marks only where `random-detect ecn count` is
+    configured (the RoCE queue), so its ANTA catalog checks instead that no other queue has
+    ECN configured."""
     ib_symbol_errors: int = Field(10, ge=0)
     """InfiniBand: symbol errors of one port per hour that make `IbSymbolErrors` fire."""
     ib_xmit_wait_per_s: int = Field(1_000_000, ge=1)

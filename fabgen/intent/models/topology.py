@@ -19,7 +19,7 @@ from fabgen.intent.models.fields import (
     SpeedGbps,
     StrictModel,
 )
-from fabgen.intent.models.infiniband import IbManagementSpec
+from fabgen.intent.models.infiniband import IbIpoibSpec, IbManagementSpec
 
 # --- topology -------------------------------------------------------------------------------
 
@@ -111,6 +111,12 @@ class ExtraFabricSpec(StrictModel):
     """InfiniBand storage network only: the hosts of its own subnet manager (a separate subnet
     from the compute fabric), on reserved leaf ports like the compute fabric's UFM hosts. Not
     set: none is planned and the report says the storage subnet has no SM."""
+    ipoib: IbIpoibSpec | None = None
+    """InfiniBand storage network only: IPoIB on its default partition, one address per storage
+    port of every node (its subnet manager's fabric interfaces first), set by nic-setup.sh and
+    checked by preflight.sh. Lustre's o2ib LNet names each peer by its IPoIB address (NID
+    `<address>@o2ib`) and IBM Storage Scale's daemons talk TCP/IP, which on an InfiniBand-only
+    storage network is IPoIB. The storage system's own ports are addressed by its vendor."""
 
 
 class TopologySpec(StrictModel):

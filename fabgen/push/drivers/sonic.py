@@ -74,6 +74,21 @@ def bgp_lines(config: dict[str, Any]) -> list[str]:
     return lines
 
 
+def hwsku_refusal(have: str, want: str) -> str:
+    """Why a push to a switch of another HwSKU is refused, and the ways SONiC changes a SKU."""
+    return (f"the switch runs HwSKU {have}, the render is for {want}: its PORT, buffer and QoS "
+            f"tables are {want}'s and would be written onto {have}'s port layout (SONiC finds "
+            "the port table, SAI profile and buffer templates in device/<platform>/<hwsku>/ by "
+            "DEVICE_METADATA hwsku). Refused, nothing was applied. To change the SKU: on the "
+            f"switch `sudo sonic-cfggen -H -k {want} --preset t1 > /tmp/{want}.json` (the "
+            "factory default config-setup makes for a SKU, files/image_config/config-setup) "
+            f"and `sudo config reload -y /tmp/{want}.json`, then push again; or push with "
+            "--sonic-change-hwsku, which writes the render's hwsku with `config reload` (every "
+            "container restarts and reads the new SKU's files). Either way check `show "
+            "platform summary` and `show interfaces status` afterwards; a SKU whose port "
+            "split needs an ASIC reset may need `sudo reboot`.")
+
+
 def _bfd_wanted(config: dict[str, Any]) -> bool:
     return any(v.get("bfd") == "true" for v in (config.get("BGP_PEER_GROUP") or {}).values())
 
@@ -118,9 +133,11 @@ class SonicDriver(LinuxDriver):
 
     def __init__(self, conn: Any, run_id: str, timeout: float,
                  apply_timeout: float | None = None, apply: str = "reload",
-                 host: str | None = None) -> None:
+                 host: str | None = None, change_hwsku: bool = False) -> None:
         super().__init__(conn, run_id, timeout, apply_timeout, host)
         self.apply = apply
+        self.change_hwsku = change_hwsku
+        self.hwsku_change: tuple[str, str] | None = None
         self.checkpoint = f"fabgen-{run_id}"
         self.marker = f".fabgen/pending-{run_id}"
         self.golden_backup = f".fabgen/golden-before-{run_id}"
@@ -178,7 +195,14 @@ class SonicDriver(LinuxDriver):
         want = self.parse(render.config)
         self.parse(render.golden, "golden_config_db.json")
         have, have_golden = self._take_fresh() or (self.running_db(), self.running_golden())
-        candidate = cand.sonic_candidate(have, want)
+        mismatch = cand.hwsku_mismatch(have, want)
+        if mismatch is not None and not self.change_hwsku:
+            raise DeviceError("refused", hwsku_refusal(*mismatch))
+        if mismatch is not None and self.apply != "reload":
+            raise DeviceError("refused", "a HwSKU change needs `config reload` (--sonic-apply "
+                              "reload): the containers read the SKU's files when they start")
+        candidate = cand.sonic_candidate(have, want, change_hwsku=mismatch is not None)
+        self.hwsku_change = mismatch
         lost = cand.lost_management(cand.sonic_management(have, self.host),
                                     cand.sonic_management(candidate, self.host))
         if lost:
@@ -197,8 +221,11 @@ class SonicDriver(LinuxDriver):
             unified(golden_have, golden_want, f"device:{SONIC_GOLDEN}",
                      "candidate:golden_config_db.json (the device's + DEVICE_METADATA)"),
         ) if x)
-        return Step("prepare", changed=owned_have != owned_want or golden_have != golden_want,
-                    diff=diff, detail="local diff: computed by fabgen, not by the device")
+        detail = "local diff: computed by fabgen, not by the device"
+        if mismatch is not None:
+            detail += f"; HwSKU {mismatch[0]} -> {mismatch[1]} (--sonic-change-hwsku)"
+        return Step("prepare", changed=owned_have != owned_want or golden_have != golden_want
+                    or mismatch is not None, diff=diff, detail=detail)
 
     def discard(self) -> Step:
         self.cleanup()
@@ -253,6 +280,8 @@ class SonicDriver(LinuxDriver):
         if self.candidate_db is not None:
             kept = {t: r for t, r in self.candidate_db.items() if t not in want}
             differences += _differences(kept, have)
+        if self.hwsku_change is not None and cand.hwsku_mismatch(have, want) is not None:
+            differences.append(f"DEVICE_METADATA|localhost|hwsku: not {self.hwsku_change[1]}")
         if differences:
             raise DeviceError("verify", f"{len(differences)} field(s) of the candidate differ "
                               f"in the running config: {'; '.join(differences[:5])}")

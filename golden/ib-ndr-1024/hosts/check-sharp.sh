@@ -21,46 +21,50 @@ FAILS=0
 ok() { printf 'OK   %s\n' "$*"; }
 fail() { FAILS=$((FAILS + 1)); printf 'FAIL %s\n' "$*"; }
 
-# nccl src/plugin/net/net_v11.cc INFO "NET/Plugin: Loaded collnet plugin %s (v11)" (v6-v12
-# alike); the name is nccl-rdma-sharp-plugins src/sharp_plugin.c ncclCollNetPlugin_v11 {"SHARP",
-# ...} (2f5ac02e)
-if grep -qE -- "NET/Plugin: Loaded collnet plugin SHARP" "$log"; then
-  ok "the CollNet plugin of nccl-rdma-sharp-plugins was loaded (NET/Plugin: Loaded collnet plugin SHARP)"
+# nccl src/net.cc INFO "NET/Plugin: Loaded coll plugin %s (vN)" (v2.18-v2.21), "Loaded collnet
+# plugin %s (vN)" (v2.22-v2.25); src/plugin/net/net_vN.cc the same (v2.26 on), where
+# v2.26-v2.27's net_v10.cc prints the net plugin's name (IBext_v10), so the name proves nothing:
+# the next line does
+if grep -qE -- 'NET/Plugin: Loaded coll(net)? plugin [^ ]+ \(v[0-9]+\)' "$log"; then
+  ok "NCCL loaded a CollNet plugin"
 else
-  fail "no 'NET/Plugin: Loaded collnet plugin SHARP': the CollNet plugin of nccl-rdma-sharp-plugins was loaded did not happen"
+  fail "NCCL loaded no CollNet plugin (is nccl-rdma-sharp-plugins' libnccl-net.so on the library path?): no line matches 'NET/Plugin: Loaded coll(net)? plugin [^ ]+ \(v[0-9]+\)'"
 fi
 # nccl src/transport/coll_net.cc sendSetup/recvSetup INFO "CollNet %02d/%1d : %d [send] via
-# COLLNET/%s/%d%s%s"
-if grep -qE -- "via COLLNET/SHARP/" "$log"; then
-  ok "the CollNet channels were set up through SHARP (via COLLNET/SHARP/)"
+# COLLNET/%s/%d%s" (v2.18-v2.25, "%d%s%s" after), %s = collNetName(comm), the CollNet plugin's
+# own name: "SHARP" (nccl-rdma-sharp-plugins src/sharp_plugin.c ncclCollNetPlugin_v6-v11,
+# 2f5ac02e)
+if grep -qE -- 'via COLLNET/SHARP/' "$log"; then
+  ok "NCCL set its CollNet channels up through the SHARP plugin"
 else
-  fail "no 'via COLLNET/SHARP/': the CollNet channels were set up through SHARP did not happen"
+  fail "no CollNet channel was set up through SHARP: no line matches 'via COLLNET/SHARP/'"
 fi
-# nccl src/transport/coll_net.cc ncclCollNetDirectBufferSetup INFO "rank %d Connected CollNet",
-# ncclCollNetChainBufferSetup INFO "Connected Collnet Chains %s" (whichever algorithm the job
-# used first)
-if grep -qE -- "Connected (CollNet|Collnet Chains)" "$log"; then
-  ok "the CollNet connections came up (after sharp_am gave the job its trees) (Connected (CollNet|Collnet Chains))"
+# nccl src/transport/coll_net.cc INFO "rank %d Connected CollNet" (CollNetDirect, every release)
+# and "Connected Collnet Chains %s" (CollNetChain, v2.22 on)
+if grep -qE -- 'Connected (CollNet|Collnet Chains)' "$log"; then
+  ok "the CollNet connections came up (sharp_am gave the job its trees)"
 else
-  fail "no 'Connected (CollNet|Collnet Chains)': the CollNet connections came up (after sharp_am gave the job its trees) did not happen"
+  fail "CollNet never connected (sharp_am gave the job no trees): no line matches 'Connected (CollNet|Collnet Chains)'"
 fi
-# nccl src/enqueue.cc topoGetAlgoInfo WARN
-if grep -qE -- "No algorithm/protocol available" "$log"; then
-  fail "'No algorithm/protocol available': CollNet was not available, so the CollNet-only NCCL_ALGO left NCCL nothing to run"
+# nccl src/enqueue.cc WARN "Error : no algorithm/protocol available" (v2.18-v2.23), "Error : no
+# algorithm/protocol available for function %s with datatype %s.%s%s" (v2.24-v2.29), "No
+# algorithm/protocol available for function ..." (v2.30): matched ignoring case
+if grep -qiE -- 'no algorithm/protocol available' "$log"; then
+  fail "CollNet was not available, so the CollNet-only NCCL_ALGO left NCCL nothing to run: the log has 'no algorithm/protocol available'"
 else
-  ok "no 'No algorithm/protocol available'"
+  ok "no 'no algorithm/protocol available' (in any case)"
 fi
 # nccl-rdma-sharp-plugins src/sharp_plugin.c ncclSharpConnect WARN "NET/IB : SHARP coll init
-# error: %s(%d)"
-if grep -qE -- "SHARP coll init error" "$log"; then
-  fail "'SHARP coll init error': libsharp could not reach sharp_am (IPoIB address, TCP 6126, firewall, sharp_enabled)"
+# error: %s(%d)" (2f5ac02e)
+if grep -qE -- 'SHARP coll init error' "$log"; then
+  fail "libsharp could not reach sharp_am (sharp_enabled, smx_protocol, the IPoIB address and TCP port with sockets): the log has 'SHARP coll init error'"
 else
   ok "no 'SHARP coll init error'"
 fi
 # nccl src/init.cc INFO "Communicator has %d nodes which is less than CollNet node threshold %d,
-# disabling CollNet"
-if grep -qE -- "disabling CollNet" "$log"; then
-  fail "'disabling CollNet': the job had too few nodes for CollNet"
+# disabling CollNet" (every release)
+if grep -qE -- 'disabling CollNet' "$log"; then
+  fail "NCCL switched CollNet off (too few nodes for it): the log has 'disabling CollNet'"
 else
   ok "no 'disabling CollNet'"
 fi
@@ -68,7 +72,7 @@ fi
 if grep -qE -- '^# Out of bounds values : 0 OK' "$log"; then
   ok "all_reduce_perf finished with correct results"
 else
-  fail "all_reduce_perf did not finish with '# Out of bounds values : 0 OK'"
+  fail "all_reduce_perf did not finish with correct results: no '# Out of bounds values : 0 OK'"
 fi
 
 if ((FAILS > 0)); then

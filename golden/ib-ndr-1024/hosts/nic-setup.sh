@@ -44,6 +44,15 @@ IPOIB_TABLES=(200 201 202 203 204 205 206 207)
 IPOIB_PREFS=(200 201 202 203 204 205 206 207)
 ARP_IGNORE=1
 ARP_ANNOUNCE=2
+# The storage network, an InfiniBand subnet of its own (topology.storage.ipoib): each storage
+# port's address (HOST_STORAGE_IPOIB_ADDRESSES) in this subnet, with the rails' ARP settings and
+# its own policy routes: port i's subnet route in table STORAGE_TABLES[i], rule STORAGE_PREFS[i].
+STORAGE_PREFIX="10.226.0.0/23"
+STORAGE_NETDEVS=("ibp170s0f0" "ibp41s0f0")
+STORAGE_TABLES=(300 301)
+STORAGE_PREFS=(300 301)
+ARP_IGNORE_STORAGE=1
+ARP_ANNOUNCE_STORAGE=2
 
 # ---- logic --------------------------------------------------------------------------------
 usage() {
@@ -99,11 +108,20 @@ done
   die "$HOST_FILE lists rails ${HOST_NETDEVS[*]}; this profile has ${RAIL_NETDEVS[*]}"
 ((${#HOST_IPOIB_ADDRESSES[@]} == ${#RAIL_NETDEVS[@]})) ||
   die "$HOST_FILE needs one IPoIB address (or an empty one) per rail"
+declare -p HOST_STORAGE_IPOIB_ADDRESSES >/dev/null 2>&1 ||
+  die "$HOST_FILE does not set HOST_STORAGE_IPOIB_ADDRESSES"
+((${#HOST_STORAGE_IPOIB_ADDRESSES[@]} == ${#STORAGE_NETDEVS[@]})) ||
+  die "$HOST_FILE needs one IPoIB address per storage port (${STORAGE_NETDEVS[*]})"
+
 ipv4='^([0-9]{1,3}[.]){3}[0-9]{1,3}$'
 for i in "${!RAIL_NETDEVS[@]}"; do
   [[ -z "${HOST_IPOIB_ADDRESSES[i]}" ]] ||
     [[ "${HOST_IPOIB_ADDRESSES[i]%/*}" =~ $ipv4 && "${HOST_IPOIB_ADDRESSES[i]#*/}" =~ ^[0-9]{1,2}$ ]] ||
     die "$HOST_FILE: ${HOST_IPOIB_ADDRESSES[i]} is not an IPv4 address/prefix"
+done
+for addr in "${HOST_STORAGE_IPOIB_ADDRESSES[@]}"; do
+  [[ -z "$addr" ]] || [[ "${addr%/*}" =~ $ipv4 && "${addr#*/}" =~ ^[0-9]{1,2}$ ]] ||
+    die "$HOST_FILE: $addr is not an IPv4 address/prefix"
 done
 step "fabric $FABRIC, host $HOST_NAME ($HOST_FILE)"
 this_host="$(hostname -s 2>/dev/null || true)"
@@ -116,7 +134,7 @@ if ((DRY_RUN)); then note "dry run: printing the steps, changing nothing"; fi
 if ((!DRY_RUN)); then
   if [[ -z "${FABGEN_SYSFS_ROOT:-}" && "$EUID" -ne 0 ]]; then die "run as root"; fi
   command -v ip >/dev/null || die "ip not found (iproute2)"
-  for netdev in "${RAIL_NETDEVS[@]}"; do
+  for netdev in "${RAIL_NETDEVS[@]}" "${STORAGE_NETDEVS[@]}"; do
     [[ -d "$PROC/sys/net/ipv4/conf/$netdev" ]] ||
       die "IPoIB netdev $netdev not found ($PROC/sys/net/ipv4/conf/$netdev): is ib_ipoib loaded?"
   done
@@ -200,6 +218,27 @@ for i in "${!RAIL_NETDEVS[@]}"; do
       run ip -4 rule del pref "$pref" 2>/dev/null || true
       run ip -4 rule add pref "$pref" from "${addr%/*}" table "$table"
     fi
+  fi
+done
+
+# Each storage port answers and sends for its own address only, as the rails do.
+for i in "${!STORAGE_NETDEVS[@]}"; do
+  netdev="${STORAGE_NETDEVS[i]}"
+  addr="${HOST_STORAGE_IPOIB_ADDRESSES[i]}"
+  [[ -n "$addr" ]] || continue
+  table="${STORAGE_TABLES[i]}"
+  pref="${STORAGE_PREFS[i]}"
+  step "storage: $netdev IPoIB address $addr (table $table)"
+  put "$ARP_IGNORE_STORAGE" "$PROC/sys/net/ipv4/conf/$netdev/arp_ignore"
+  put "$ARP_ANNOUNCE_STORAGE" "$PROC/sys/net/ipv4/conf/$netdev/arp_announce"
+  run ip link set dev "$netdev" up
+  run ip -4 addr replace "$addr" dev "$netdev"
+  run ip -4 route replace "$STORAGE_PREFIX" dev "$netdev" src "${addr%/*}" table "$table"
+  if ((!DRY_RUN)) && [[ -n "$(ip -4 rule list pref "$pref" from "${addr%/*}" table "$table")" ]]; then
+    note "rule $pref (from ${addr%/*} lookup $table) already in place"
+  else
+    run ip -4 rule del pref "$pref" 2>/dev/null || true
+    run ip -4 rule add pref "$pref" from "${addr%/*}" table "$table"
   fi
 done
 

@@ -33,11 +33,8 @@ BOOTSTRAP_IF="bond0"
 # Every rail's port: this link layer, ACTIVE, at this rate (Gb/s, as sysfs "rate" starts).
 LINK_LAYER="InfiniBand"
 SPEED_GBPS=400
-# SHARP: libsharp reaches sharp_am over IPoIB, TCP 6126, on the active UFM node (either
-# address); the UFM appliance Gen 3 firewall blocks the port until it is opened.
-SHARP_AM_ADDRESSES=("10.224.0.1" "10.224.0.2")
-SHARP_PORT=6126
-SHARP_TIMEOUT_S=3
+# The nodes' storage ports, whose IPoIB addresses are in the host file.
+STORAGE_NETDEVS=("ibp170s0f0" "ibp41s0f0")
 
 # ---- logic --------------------------------------------------------------------------------
 usage() {
@@ -137,7 +134,7 @@ if ((DRY_RUN)); then
     printf '  %s: ip -4 -o addr show (IPoIB address of %s)\n' "${RAIL_NAMES[i]}" "${RAIL_NETDEVS[i]}"
     printf '  %s: %s\n' "${RAIL_NAMES[i]}" "$SYS/class/net/${RAIL_NETDEVS[i]}/device/numa_node"
   done
-  printf '  SHARP: TCP %s of %s\n' "$SHARP_PORT" "${SHARP_AM_ADDRESSES[*]:-<no address planned>}"
+  printf '  storage: ip -4 -o addr show (IPoIB addresses of %s)\n' "${STORAGE_NETDEVS[*]}"
   exit 0
 fi
 
@@ -203,24 +200,15 @@ for i in "${!RAIL_NETDEVS[@]}"; do
     ok "$rail: single NUMA node, no affinity to check"
   fi
 done
-
-# SHARP: libsharp (in the job's rank 0) opens TCP $SHARP_PORT to sharp_am over IPoIB. Reaching
-# it proves this host's IPoIB, UFM's fabric interface, the appliance firewall and sharp_am.
-if ((${#SHARP_AM_ADDRESSES[@]} == 0)); then  fail "SHARP: no IPoIB address planned for sharp_am (infiniband.ipoib): libsharp cannot reach it"
-else
-  reached=""
-  for addr in "${SHARP_AM_ADDRESSES[@]}"; do
-    if timeout "$SHARP_TIMEOUT_S" bash -c ": </dev/tcp/$addr/$SHARP_PORT" 2>/dev/null; then
-      reached="$addr"
-      break
-    fi
-  done
-  if [[ -n "$reached" ]]; then
-    ok "SHARP: sharp_am answers on $reached TCP $SHARP_PORT"
-  else
-    fail "SHARP: no sharp_am on TCP $SHARP_PORT of ${SHARP_AM_ADDRESSES[*]} (IPoIB up? UFM running with sharp_enabled? appliance firewall open?)"
+# The storage network's own IPoIB subnet (topology.storage.ipoib), one address per storage port.
+declare -p HOST_STORAGE_IPOIB_ADDRESSES >/dev/null 2>&1 ||
+  die "$HOST_FILE does not set HOST_STORAGE_IPOIB_ADDRESSES"
+for i in "${!STORAGE_NETDEVS[@]}"; do
+  if [[ -n "${HOST_STORAGE_IPOIB_ADDRESSES[i]:-}" ]]; then
+    expect "storage: ${STORAGE_NETDEVS[i]} IPoIB address" "${HOST_STORAGE_IPOIB_ADDRESSES[i]}" \
+      "$(ipoib_address "${STORAGE_NETDEVS[i]}")"
   fi
-fi
+done
 
 if ((FAILS > 0)); then
   printf 'preflight: %d of %d checks FAILED\n' "$FAILS" "$CHECKS"

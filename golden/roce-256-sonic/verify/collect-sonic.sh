@@ -47,4 +47,8 @@ fi
 if ! sudo cat /etc/sonic/golden_config_db.json > "$dir/golden.json"; then
   echo "collect-sonic: the routing mode db_migrator keeps (golden_config_db.json) failed; $dir/golden.json is incomplete" >&2
 fi
-echo "saved 9 outputs in $dir"
+# a TSA drain request (BGP_DEVICE_GLOBAL|STATE tsa_enabled)
+if ! sonic-cfggen -d --var-json BGP_DEVICE_GLOBAL > "$dir/bgp-device-global.json"; then
+  echo "collect-sonic: a TSA drain request (BGP_DEVICE_GLOBAL|STATE tsa_enabled) failed; $dir/bgp-device-global.json is incomplete" >&2
+fi
+echo "saved 10 outputs in $dir"

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# fabgen: did OpenSM bring up ib-ndr-1024-storage (storage network) as planned? Run it on the active UFM node
-# (ufm-stor01 or ufm-stor02: the one running UFM and its SM) once OpenSM has swept the fabric:
-#   bash check-routing.sh [OPENSM_LOG]    (default /opt/ufm/files/log/opensm.log; CA=<device> to query another port)
+# fabgen: did OpenSM bring up ib-ndr-1024-storage (storage network) as planned? The UFM appliances
+# (ufm-stor01 or ufm-stor02) run no shell: run it on a node of the subnet, dgx001, through its port
+# mlx5_7, with UFM's OpenSM log (/opt/ufm/files/log/opensm.log on the master) copied beside it, once OpenSM
+# has swept the fabric:
+#   bash check-routing.sh [OPENSM_LOG]    (default opensm.log; CA=<device> to query another port)
 # Read-only: it reads the OpenSM log and asks the subnet with sminfo and smpquery
 # (infiniband-diags). One OK/FAIL line per check; exit 1 on any FAIL. SUBNET UP alone proves
 # nothing: when ar_updn refuses the fabric, OpenSM routes it with the next engine
 # (or minhop) and still comes up.
 set -u
 
-log="${1:-/opt/ufm/files/log/opensm.log}"
-ca="${CA:-mlx5_0}"
+log="${1:-opensm.log}"
+ca="${CA:-mlx5_7}"
 via=(-P 1)
 if [ -n "$ca" ]; then
     via=(-C "$ca" -P 1)
