@@ -114,13 +114,13 @@ def make_fat_tree(
         switches.append(Switch(
             name=f"leaf{i + 1:02d}", role="leaf", plane=0, group=0, index=i, rail=None,
             model="custom", radix=leaf_radix, speed_gbps=speed_gbps, breakout=1,
-            platform="infiniband", down_ports=hosts_per_leaf, up_ports=up,
+            platform="infiniband", down_ports=hosts_per_leaf, up_ports=up, number=i,
         ))
     for j in range(spines):
         switches.append(Switch(
             name=f"spine{j + 1:02d}", role="spine", plane=0, group=0, index=j, rail=None,
             model="custom", radix=spine_radix, speed_gbps=speed_gbps, breakout=1,
-            platform="infiniband", down_ports=spine_radix,
+            platform="infiniband", down_ports=spine_radix, number=j,
         ))
     hosts: list[Host] = []
     links: list[Link] = []

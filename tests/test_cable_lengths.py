@@ -41,7 +41,7 @@ qos:
   buffer_model: {mode}
 {extra}platforms: {{leaf: {leaf}, spine: {spine}}}
 """
-HOST_CABLE = "c000001"  # gpu0001 mlx5_0 - leaf-su1-r0 Ethernet0
+HOST_CABLE = "c-su1-r0-001"  # gpu0001 mlx5_0 - leaf-su1-r0 Ethernet0 (its port 1)
 HOST, HOST_RAIL0, LEAF, LEAF_PORT = "gpu0001", 0, "leaf-su1-r0", "Ethernet0"
 
 
@@ -126,11 +126,11 @@ def test_the_dynamic_model_gets_the_real_length_and_no_profile(tmp_path: Path) -
 def test_both_ends_of_a_fabric_cable_and_past_the_table(tmp_path: Path) -> None:
     """A 350 m uplink (past NVIDIA's 300 m row): both switch ends get the same computed
     profile under a name buffermgrd never deletes, and survive its admin down/up rule."""
-    files = _files(tmp_path, extra=_inline("{cable: c000065, length_m: 350}"))
+    files = _files(tmp_path, extra=_inline("{cable: c-su1-r0-009, length_m: 350}"))
     rows = {r["id"]: r for r in csv.DictReader(io.StringIO(files["cabling/cabling.csv"]))}
-    row = rows["c000065"]
+    row = rows["c-su1-r0-009"]
     assert row["length_m"] == "350"
-    assert {r["length_m"] for i, r in rows.items() if i != "c000065"} == {"5", "100"}
+    assert {r["length_m"] for i, r in rows.items() if i != "c-su1-r0-009"} == {"5", "100"}
     for device, port in ((row["a_device"], row["a_port"]), (row["z_device"], row["z_port"])):
         config = _config(files, device)
         assert config["CABLE_LENGTH"]["ROCE"][port] == "350m"
@@ -171,16 +171,67 @@ def test_fabgens_own_sheet_with_a_length_filled_in_is_a_lengths_file(tmp_path: P
                if p not in ("manifest.json", "intent.resolved.yaml", "report.md"))
 
 
+def _legacy_sheet(files: dict[str, str], measured: dict[str, str]) -> str:
+    """fabgen's sheet as fabgen wrote it before ids named ports: each row's id its position
+    (c000001, ...), both ends as today; `measured`: today's id -> the length filled in."""
+    rows = list(csv.DictReader(io.StringIO(files["cabling/cabling.csv"])))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for n, row in enumerate(rows, 1):
+        row["length_m"] = measured.get(row["id"], "")
+        row["id"] = f"c{n:06d}"
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def test_an_old_sheet_with_positional_ids_is_read_by_its_ends(tmp_path: Path) -> None:
+    """A sheet filled in before the ids changed stays valid: each row also names both ends,
+    and they decide. Even after the fabric grew, when the old ids would name other cables."""
+    base = _files(tmp_path)
+    sheet = _legacy_sheet(base, {"c-su1-r0-009": "150", HOST_CABLE: "30"})
+    assert "\nc000065," in sheet  # c-su1-r0-009 was the 65th cable: the first uplink
+    inline = _files(tmp_path, extra=_inline("{cable: c-su1-r0-009, length_m: 150}",
+                                            f"{{cable: {HOST_CABLE}, length_m: 30}}"))
+    old = _files(tmp_path, extra="  cable_lengths_file: measured.csv\n", sheet=sheet)
+    assert {p: old[p] for p in old if p != "intent.resolved.yaml"} == {
+        p: inline[p] for p in inline if p != "intent.resolved.yaml"} | {
+        "report.md": old["report.md"], "manifest.json": old["manifest.json"]}
+    # The fabric grows by a unit; the old sheet still puts its lengths on the same cables.
+    (tmp_path / "pod.yaml").write_text((tmp_path / "pod.yaml").read_text().replace(
+        "  nodes: 8\n", "  nodes: 16\n  node: {scalable_unit: 8}\n").replace(
+        "  node: {scalable_unit: 8}\n", "").replace(
+        "topology:\n", "topology:\n  scalable_unit: 8\n"), encoding="utf-8")
+    grown = render(load(tmp_path / "pod.yaml"))
+    rows = {r["id"]: r for r in csv.DictReader(io.StringIO(grown["cabling/cabling.csv"]))}
+    assert rows["c-su1-r0-009"]["length_m"] == "150" and rows[HOST_CABLE]["length_m"] == "30"
+    assert rows["c-su2-r0-009"]["length_m"] == "100"
+
+
+def test_a_positional_id_alone_is_an_error_that_says_why(tmp_path: Path) -> None:
+    with pytest.raises(FabgenError) as err:
+        _files(tmp_path, extra="  cable_lengths_file: measured.csv\n",
+               sheet="id,length_m\nc000065,150\n")
+    (diag,) = err.value.diagnostics
+    assert (diag.line, diag.col) == (2, 1)
+    assert "'c000065' is a cable id of fabgen's old numbering" in diag.message
+    assert "give the id from cabling/cabling.csv, or the cable's ends" in diag.message
+    # A row with an id of today that disagrees with its ends is still refused.
+    with pytest.raises(FabgenError, match="the row names two different cables"):
+        _files(tmp_path, extra="  cable_lengths_file: measured.csv\n",
+               sheet="id,a_device,a_port,length_m\nc-su1-r0-009,gpu0001,mlx5_0,150\n")
+
+
 def test_nvue_gives_a_measured_port_its_own_pfc_profile_and_eos_lists_it(
         tmp_path: Path) -> None:
     """NVUE: the measured port is bound to a PFC profile with its cable's length (Cumulus
     "Port Groups"), the rest keep the global profile; EOS's headroom comment names the
     lengths."""
-    extra = _inline("{cable: c000065, length_m: 150}")
+    extra = _inline("{cable: c-su1-r0-009, length_m: 150}")
     base = _files(tmp_path, mode="auto", leaf="eos", spine="nvue")
     files = _files(tmp_path, mode="auto", leaf="eos", spine="nvue", extra=extra)
     rows = {r["id"]: r for r in csv.DictReader(io.StringIO(files["cabling/cabling.csv"]))}
-    leaf, spine, port = (rows["c000065"][k] for k in ("a_device", "z_device", "z_port"))
+    leaf, spine, port = (rows["c-su1-r0-009"][k] for k in ("a_device", "z_device", "z_port"))
 
     def tree(out: dict[str, str]) -> dict[str, Any]:
         value: dict[str, Any] = yaml.safe_load(out[f"nvue/{spine}/startup.yaml"])[0]["set"]
@@ -205,7 +256,7 @@ def test_nvue_gives_a_measured_port_its_own_pfc_profile_and_eos_lists_it(
 
 def test_the_report_has_a_row_per_measured_length(tmp_path: Path) -> None:
     files = _files(tmp_path, extra=_inline(f"{{cable: {HOST_CABLE}, length_m: 30}}",
-                                           "{cable: c000002, length_m: 2}"))
+                                           "{cable: c-su1-r1-001, length_m: 2}"))
     section = files["report.md"].split("### PFC headroom", 1)[1].split("\n## ", 1)[0]
     cables = [ln.split(" | ")[4] for ln in section.splitlines()
               if ln.startswith("| SONiC | leaf sn5600 | host ports")]
@@ -217,7 +268,7 @@ def test_the_report_has_a_row_per_measured_length(tmp_path: Path) -> None:
 
 def test_a_sheet_outside_the_directory_through_a_link_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside.csv"
-    outside.write_text("id,length_m\nc000001,30\n", encoding="utf-8")
+    outside.write_text("id,length_m\nc-su1-r0-001,30\n", encoding="utf-8")
     pod = tmp_path / "pod"
     pod.mkdir()
     (pod / "measured.csv").symlink_to(outside)
@@ -264,7 +315,7 @@ def test_measured_lengths_validate_with_yanglint(tmp_path: Path) -> None:
     from tests import sonic_yang
 
     sonic_yang.yang_root()  # yanglint and the models, or a skip saying which is missing
-    files = _files(tmp_path, extra=_inline("{cable: c000065, length_m: 350}",
+    files = _files(tmp_path, extra=_inline("{cable: c-su1-r0-009, length_m: 350}",
                                            f"{{cable: {HOST_CABLE}, length_m: 2.5}}"))
     for switch in (LEAF, "spine-01"):
         result = sonic_yang.validate(_config(files, switch))
@@ -278,9 +329,10 @@ def test_a_sonic_switch_without_a_vendor_table_says_not_sized(tmp_path: Path) ->
     so the report is where it is said. (A switch without a published SONiC SKU at all is
     refused at load: tests/test_sonic_skus.py.)"""
     path = tmp_path / "pod.yaml"
+    # 64 ports: two-digit port numbers in the cable ids
     path.write_text(INTENT.format(leaf_model="sn5600", spine_model="sn5600", mode="auto",
                                   extra=_inline(
-        f"{{cable: {HOST_CABLE}, length_m: 30}}"), leaf="sonic", spine="sonic").replace(
+        "{cable: c-su1-r0-01, length_m: 30}"), leaf="sonic", spine="sonic").replace(
         "fabric: {transport: roce, speed: 400G}", "fabric: {transport: roce, speed: 800G}").replace(
         "  nodes: 8\n", "  nodes: 8\n  node: {model: generic, gpus: 8, nics: 8, nic: connectx-8, "
         "nic_ports: 1}\n").replace(

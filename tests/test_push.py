@@ -282,8 +282,9 @@ def test_eos_dry_run_changes_nothing_commit_keeps_management(lab: Lab) -> None:
     dev = by_name(report)[SPINE]
     assert (dev.status, dev.batch, dev.failed) == ("committed", "canary", False), dev.error
     running = lab.eos[SPINE].running().splitlines()
+    loopback = next(s.loopback for s in lab.fabric.switches if s.name == SPINE)
     for line in ("interface Ethernet1/1", "   mtu 9100", "router bgp 65000",
-                 "   router-id 10.255.0.5", *EOS_MGMT):
+                 f"   router-id {loopback}", *EOS_MGMT):
         assert line in running, line
     # Management1 keeps its address and VRF, in its own section.
     mgmt = running.index("interface Management1")

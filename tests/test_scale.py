@@ -68,4 +68,4 @@ def test_pools_too_small_for_32k_name_the_pool_and_size(tmp_path: Path) -> None:
     # 32,768 host ports, a /31 each
     assert diag.render().endswith(
         "addressing.hosts: pool 10.64.0.0/17 has 32768 addresses; this fabric needs 65536 "
-        "(use a /16 or larger)")
+        "(a /31 for each of 32768 host ports) (use a /16 or larger)")

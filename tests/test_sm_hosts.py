@@ -35,31 +35,37 @@ def sm_cables(fabric: Fabric) -> list[tuple[str, int, str, int, int]]:
     return [(x.a_device, x.a_port, x.z_device, x.z_port, x.plane) for x in fabric.sm_links]
 
 
-def test_nvidia_layout_on_the_last_slot_of_a_rail_optimized_fabric() -> None:
+def test_nvidia_layout_on_the_last_slot_of_the_first_unit() -> None:
     fabric = build(intent())
     assert fabric.units == 4 and len(fabric.hosts) == 127
     assert [h.name for h in fabric.sm_hosts] == ["ufm01", "ufm02"]
-    # slot 32 of SU 4: one port on each of four rail leaves; the HA pair on different leaves
-    assert sm_cables(fabric) == [("ufm01", 0, "leaf-su4-r0", 32, 0),
-                                 ("ufm01", 1, "leaf-su4-r1", 32, 0),
-                                 ("ufm02", 0, "leaf-su4-r2", 32, 0),
-                                 ("ufm02", 1, "leaf-su4-r3", 32, 0)]
-    assert {h.su for h in fabric.sm_hosts} == {3}
+    # slot 32 of SU 1 (the unit every size of the fabric has, so growth never moves them):
+    # one port on each of four rail leaves; the HA pair on different leaves
+    assert sm_cables(fabric) == [("ufm01", 0, "leaf-su1-r0", 32, 0),
+                                 ("ufm01", 1, "leaf-su1-r1", 32, 0),
+                                 ("ufm02", 0, "leaf-su1-r2", 32, 0),
+                                 ("ufm02", 1, "leaf-su1-r3", 32, 0)]
+    assert {h.su for h in fabric.sm_hosts} == {0}
     assert all(hp.gpu == -1 for h in fabric.sm_hosts for hp in h.ports)
-    assert [x.id for x in fabric.sm_links] == ["c002041", "c002042", "c002043", "c002044"]
+    # a cable id names the leaf port it plugs into
+    assert [x.id for x in fabric.sm_links] == [f"c-su1-r{r}-32" for r in range(4)]
     assert check_fabric(fabric) == []
     assert not any("subnet-manager" in w.message for w in plan_warnings(intent(), shape(intent())))
 
 
-def test_a_partial_unit_keeps_the_slot_at_its_end() -> None:
-    """The nodes fill the unit from its start, the SM hosts sit at its end: adding nodes later
-    never moves their cables."""
+def test_a_partial_unit_leaves_the_slots_in_unit_one() -> None:
+    """The SM hosts take unit 1's last slot, the nodes fill the units from their start, the
+    last unit partly: adding nodes later never moves the SM hosts' cables."""
     fabric = build(intent(100))
     assert fabric.units == 4
     assert {(z, p) for _, _, z, p, _ in sm_cables(fabric)} == {
-        (f"leaf-su4-r{r}", 32) for r in range(4)}
+        (f"leaf-su1-r{r}", 32) for r in range(4)}
+    # unit 1 holds 31 nodes beside the slot, units 2 and 3 32 each: 100 - 95 in unit 4
     assert max(x.z_port for x in fabric.links if x.kind == "node-leaf"
-               and x.z_device == "leaf-su4-r0") == 4
+               and x.z_device == "leaf-su1-r0") == 31
+    assert max(x.z_port for x in fabric.links if x.kind == "node-leaf"
+               and x.z_device == "leaf-su4-r0") == 5
+    assert sm_cables(build(intent(127))) == sm_cables(fabric)
     assert check_fabric(fabric) == []
 
 

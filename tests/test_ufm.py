@@ -442,7 +442,8 @@ def test_nccl_is_told_the_tenant_pkey_index(tmp_path: Path) -> None:
     runbook = preflight.runbook_markdown(ctx)
     assert "ib_write_bw -d mlx5_0 -i 1 --sl=0 --pkey_index=1 -F --report_gbits" in runbook
     stage2 = runbook.split("### 2. RDMA", 1)[1].split("\n", 1)[0]
-    assert stage2 == ", rail by rail: dgx001 (SU 1) and dgx033 (SU 2)"  # both tenant-a
+    # both tenant-a; SU 1 holds 31 DGX beside the UFM slot, so dgx032 is SU 2's first
+    assert stage2 == ", rail by rail: dgx001 (SU 1) and dgx032 (SU 2)"
     assert "the 59 nodes of tenant tenant-a" in runbook
     assert "-x NCCL_IB_PKEY" in runbook
     # srun places the job on the tenant's hosts, named: without -w Slurm may pick any 59

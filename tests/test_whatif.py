@@ -249,8 +249,14 @@ def test_intact_bisection_equals_the_build_figure() -> None:
     ("gpu0001:leaf-su2-r0",
      "no cable between 'gpu0001' and 'leaf-su2-r0' in the cabling plan "
      "(did you mean 'gpu0001:leaf-su1-r0'?)"),
-    ("c17", "no cable 'c17' in the cabling plan (did you mean 'c000017'?)"),
-    ("c000999", "no cable 'c000999' in the cabling plan (cable ids run c000001..c000064)"),
+    # Cable ids name the leaf port (c-su1-r0-01); the padding slip gets its guess, an id of
+    # the former positional numbering (c000017) is named as such.
+    ("c-su1-r0-1", "no cable 'c-su1-r0-1' in the cabling plan (did you mean 'c-su1-r0-01'?)"),
+    ("c-su9-r0-01",
+     "no cable 'c-su9-r0-01' in the cabling plan (cable ids run c-su1-r0-01..c-su2-r3-08)"),
+    ("c000017", "no cable 'c000017' in the cabling plan ('c000017' is of fabgen's former "
+                "numbering; cable ids now name the port a cable plugs into, as "
+                "cabling/cabling.csv's id column: cable ids run c-su1-r0-01..c-su2-r3-08)"),
     ("spin:2", "unknown role 'spin' in 'spin:2' (did you mean 'spine:2'?)"),
     ("spine:5", "'spine:5': can fail 1 to 4 spine switches, not 5"),
     ("core:1", "'core:1': the fabric has no core switches (2 tiers)"),

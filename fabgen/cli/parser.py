@@ -167,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "remaining bisection, the worst oversubscription, ECMP imbalance, which "
                     "rails/units/nodes are hit and whether any GPU pair loses every path.",
         epilog="SPEC: a switch (spine-03), a link (leaf-su1-r2:spine-03), a cable id "
-               "(c000123),\n  a role count (spine:2, worst case), a plane (plane:1), all-single, "
-               "or A+B together\n\nexamples:\n"
+               "(c-su1-r0-001),\n  a role count (spine:2, worst case), a plane (plane:1), "
+               "all-single, or A+B together\n\nexamples:\n"
                "  fabgen whatif pod-a.yaml --fail spine-01 --fail spine:2\n"
                "  fabgen whatif pod-a.yaml --fail all-single --min-bisection 0.9 "
                "--max-oversubscription 2.0\n\n"

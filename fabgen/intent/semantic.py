@@ -13,7 +13,7 @@ from fabgen.intent.names import expand_device
 from fabgen.intent.units import format_ratio
 from fabgen.platforms.registry import checks as platform_checks
 from fabgen.suggest import closest
-from fabgen.topology import sizing
+from fabgen.topology import numbering, sizing
 from fabgen.topology.build import dual_homed, extra_shape, plan_warnings
 
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
@@ -421,11 +421,12 @@ def _fit(intent: Intent, diags: Diagnostics) -> None:
     if shape.reserved_slots and math.ceil(shape.nodes / shape.su_size) < shape.units:
         mgmt = intent.infiniband.management
         fits = (shape.units - 1) * shape.su_size - shape.reserved_slots
-        diags.warn(f"the {len(mgmt.hosts)} subnet-manager host(s) need {shape.reserved_slots} "
-                   f"node slot(s) and {shape.nodes} nodes fill every slot of "
-                   f"{shape.units - 1} scalable unit(s): unit {shape.units} is built for them "
-                   "alone. NVIDIA's SuperPOD gives up a DGX slot instead (127 DGX in 4 SUs, "
-                   "SuperPOD H100 RA Table 4)", ("cluster", "nodes"),
+        last = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
+        diags.warn(f"the {len(mgmt.hosts)} subnet-manager host(s) take {shape.reserved_slots} "
+                   f"node slot(s) of unit 1, so {shape.nodes} nodes need {shape.units} scalable "
+                   f"units, the last built for {last} node(s). NVIDIA's SuperPOD gives up a DGX "
+                   "slot instead (127 DGX in 4 SUs, SuperPOD H100 RA Table 4)",
+                   ("cluster", "nodes"),
                    f"set cluster.nodes: {fits}, or infiniband.management.hosts: [] with the SM "
                    "elsewhere")
     if topo.min_spines > shape.spines_per_pod:
@@ -578,19 +579,33 @@ def _pools(intent: Intent, shape: sizing.Shape, diags: Diagnostics) -> None:
     if intent.fabric.transport != "roce":
         return
     planes = shape.planes
-    switches = planes * (shape.leaves + shape.spines + shape.cores)
-    p2p_links = planes * (shape.leaves * shape.leaf_up + shape.spines * shape.spine_up)
+    plan = numbering.plan(shape, shape.leaf.radix)
     host_links = planes * shape.nodes * shape.ports_per_node
     addr = intent.addressing
-    # Loopbacks skip the pool's first address (a /32 on .0 reads as a network in reviews).
-    for field, need in (("loopbacks", switches + 1), ("p2p", 2 * p2p_links),
-                        ("hosts", 2 * host_links)):
+    # The plan (topology.numbering): leaves from the bottom of the loopback and p2p pools, the
+    # spine layer from the top, each /31 block the power of two above a switch's uplink ports;
+    # loopbacks skip the pool's first and last address (a /32 on .0 or .255 reads as a network
+    # or a broadcast in reviews).
+    lo_need = plan.leaves + plan.layer_count + 2
+    p2p_need = 2 * plan.p2p_31s
+    why = {
+        "loopbacks": f"{plan.leaves} numbered by unit for the leaves, {plan.layer_count} for "
+                     "the spines and cores, the first and last address unused",
+        "p2p": f"a block of {plan.leaf_p2p_block} /31s for each of {plan.leaves} leaf numbers"
+               + (f" and of {plan.spine_p2p_block} for each of {plan.spine_count} spines"
+                  if plan.spine_count and plan.spine_p2p_block else ""),
+        "hosts": f"a /31 for each of {host_links} host ports",
+    }
+    for field, need in (("loopbacks", lo_need), ("p2p", p2p_need), ("hosts", 2 * host_links)):
         pool = getattr(addr, field)
         if pool.num_addresses < need:
             prefix = 32 - max(need - 1, 1).bit_length()
             diags.error(f"pool {pool} has {pool.num_addresses} addresses; this fabric needs "
-                        f"{need}", ("addressing", field), f"use a /{prefix} or larger")
-    leaves = planes * shape.leaves
+                        f"{need} ({why[field]})", ("addressing", field),
+                        f"use a /{prefix} or larger")
+    # Leaf ASNs are leaf_start + the leaf's number, by unit (numbering): every number up to the
+    # last unit's is taken or held for a leaf of a unit still filling up.
+    leaves = plan.leaves
     start = addr.asn.leaf_start
     end = start + leaves - 1
     spine_asns = range(addr.asn.spine, addr.asn.spine + (shape.pods if shape.tiers == 3 else 1))

@@ -45,6 +45,10 @@ LENGTH_COLUMN = "length_m"
 # Ways a row names its cable, in the order they are tried; each pair is (device, port).
 _ENDS = (("a_device", "a_port"), ("z_device", "z_port"), ("device", "port"))
 _NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*m?\s*$")
+# fabgen's former cable ids (c000123: a count in build order). A sheet made with them names
+# each cable by its ends too, which decide: such a sheet stays valid after the renumbering,
+# and after growth, where the old ids would name other cables.
+LEGACY_ID = re.compile(r"^c\d{6,}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +253,13 @@ def _resolve(row: _Row, resolver: _Resolver) -> Link | tuple[str, str]:
     link: Link | None = None
     if row.cable is not None:
         link = resolver.by_id(row.cable)
-        if link is None:
+        if link is None and not (LEGACY_ID.match(row.cable) and row.ends):
+            if LEGACY_ID.match(row.cable):
+                return (f"{row.cable!r} is a cable id of fabgen's old numbering, which counted "
+                        "cables in build order and so named other cables once the fabric "
+                        "grew; cable ids now name the port a cable plugs into "
+                        "(c-su1-r0-001): give the id from cabling/cabling.csv, or the cable's "
+                        "ends", row.first)
             return (f"no cable {row.cable!r} in the plan (ids as in cabling/cabling.csv)",
                     row.first)
     for device, port, device_col, port_col in row.ends:

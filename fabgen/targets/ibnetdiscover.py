@@ -51,6 +51,10 @@ __all__ = [
 # familiar in OpenSM logs; switches and CAs get disjoint ranges so a GUID alone says which it is.
 SWITCH_GUID_BASE = 0x0002_C901_0000_0000
 CA_GUID_BASE = 0x0002_C902_0000_0000
+# Spines and cores (numbered apart from the leaves) start this far above SWITCH_GUID_BASE;
+# subnet-manager hosts' and storage targets' adapters after this many node adapters.
+_UPPER_OFFSET = 0x0100_0000
+_SPECIAL_ORDINAL = 0x0010_0000
 # ibsim reserves nports + 1 GUIDs per CA (node GUID, then port N = node + N); a round stride
 # keeps every CA's range disjoint and its GUIDs readable in hex.
 _MIN_CA_STRIDE = 0x10
@@ -115,17 +119,30 @@ def _ca_stride(hosts: Iterable[Host]) -> int:
 
 
 def guid_plan(fabric: Fabric) -> GuidPlan:
-    """Deterministic GUIDs: position in the fabric's stable order decides every value."""
-    switch_guids = {sw.name: SWITCH_GUID_BASE + i for i, sw in enumerate(fabric.switches, 1)}
+    """Deterministic GUIDs that stay put when the fabric grows: a switch's from its stable
+    number (topology.numbering; leaves and the spine layer in ranges of their own), a node's
+    adapters from the node's index, the subnet-manager hosts' and storage targets' in a range
+    of their own after them."""
+    switch_guids = {sw.name: SWITCH_GUID_BASE + (0 if sw.role == "leaf" else _UPPER_OFFSET)
+                    + sw.number + 1 for sw in fabric.switches}
+    if len(set(switch_guids.values())) < len(switch_guids):
+        raise ValueError("two switches share a number: a Fabric made by hand must number them "
+                         "(Switch.number), as topology.build does")
     stride = _ca_stride((*fabric.hosts, *fabric.sm_hosts))
     ca_guids: dict[tuple[str, int], int] = {}
     ca_ports: dict[tuple[str, int], int] = {}
     port_guids: dict[tuple[str, int], int] = {}
-    ordinal = 0
-    # The subnet-manager hosts come after the compute hosts, so adding them renumbers nothing.
-    for host in (*fabric.hosts, *fabric.sm_hosts):
-        for nic in sorted({hp.nic for hp in host.ports}):
-            ordinal += 1
+    nodes = [h for h in fabric.hosts if not h.target]
+    per_node = max((len({hp.nic for hp in h.ports}) for h in nodes), default=1)
+    others = (*fabric.sm_hosts, *(h for h in fabric.hosts if h.target))
+    special = _SPECIAL_ORDINAL
+    for is_node, host in ((*((True, h) for h in nodes), *((False, h) for h in others))):
+        for rank, nic in enumerate(sorted({hp.nic for hp in host.ports})):
+            if is_node:
+                ordinal = (host.index - 1) * per_node + rank + 1
+            else:
+                special += 1
+                ordinal = special
             node = CA_GUID_BASE + ordinal * stride
             ca_guids[(host.name, nic)] = node
             nic_ports = [hp for hp in host.ports if hp.nic == nic]

@@ -155,8 +155,8 @@ def _storage(ctx: RenderContext) -> dict[str, Any] | None:
     assert spec is not None
     data = _subnet(ctx.index.extras["storage"], None,
                    settings_from_intent(extra_intent(ctx.intent, "storage")))
-    targets = [h for h in fabric.hosts if h.index > len(ctx.fabric.hosts)]
-    nodes = [h for h in fabric.hosts if h.index <= len(ctx.fabric.hosts)]
+    targets = [h for h in fabric.hosts if h.target]
+    nodes = [h for h in fabric.hosts if not h.target]
     leaves = {len({link.z_device for link in fabric.links if link.a_device == h.name})
               for h in nodes}
     data.update(

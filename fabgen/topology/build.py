@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Address
 
 from fabgen.catalog import nodes
 from fabgen.errors import Diagnostic
 from fabgen.intent.models import Intent, StorageTargetsSpec
 from fabgen.intent.names import expand_device
-from fabgen.topology import sizing
+from fabgen.topology import numbering, sizing
 from fabgen.topology.model import (
     Fabric,
     Host,
@@ -34,56 +34,44 @@ def _width(count: int) -> int:
 
 
 class _Names:
-    """Switch names: role, plane (when more than one), unit/pod/group, rail, index."""
+    """Switch names: role, plane (when more than one), unit/pod/group, rail, index; and the
+    tag of each anchor switch a cable id starts from (its name without the role word)."""
 
     def __init__(self, shape: sizing.Shape, style: str, prefix: str = "") -> None:
         self.shape = shape
         self.style = style
         self.plane_prefix = shape.planes > 1
         self.prefix = prefix  # "stor-"/"mgmt-" for the extra networks
+        # Index widths of the most switches growth gives each role, so names never change.
+        spines, cores = numbering.most_upper(shape)
+        self.leaf_w = _width(shape.leaf_block or shape.leaves_per_unit)
+        self.spine_w, self.group_w, self.core_w = _width(spines), _width(spines), _width(cores)
 
     def _p(self, plane: int) -> str:
         return f"-p{plane + 1}" if self.plane_prefix else ""
 
+    def _tag_p(self, plane: int) -> str:
+        return f"p{plane + 1}-" if self.plane_prefix else ""
+
+    def leaf_tag(self, plane: int, unit: int, local: int) -> str:
+        """`su1-r0`, `p2-su1-03`: the leaf's name without the role word."""
+        place = f"r{local}" if self.style == "rail-optimized" else f"{local + 1:0{self.leaf_w}d}"
+        return f"{self._tag_p(plane)}su{unit + 1}-{place}"
+
     def leaf(self, plane: int, unit: int, local: int) -> str:
-        s = self.shape
-        su = f"su{unit + 1}"
-        if self.style == "rail-optimized":
-            return f"{self.prefix}leaf{self._p(plane)}-{su}-r{local}"
-        return f"{self.prefix}leaf{self._p(plane)}-{su}-{local + 1:0{_width(s.leaves_per_unit)}d}"
+        return f"{self.prefix}leaf-{self.leaf_tag(plane, unit, local)}"
+
+    def spine_tag(self, plane: int, pod: int, index: int) -> str:
+        """`pod2-s05`: a spine as a cable id names it (only 3-tier spines anchor cables)."""
+        return f"{self._tag_p(plane)}pod{pod + 1}-s{index + 1:0{self.spine_w}d}"
 
     def spine(self, plane: int, pod: int, index: int) -> str:
-        s = self.shape
-        pod_part = f"-pod{pod + 1}" if s.tiers == 3 else ""
-        return (f"{self.prefix}spine{self._p(plane)}{pod_part}"
-                f"-{index + 1:0{_width(s.spines_per_pod)}d}")
+        pod_part = f"-pod{pod + 1}" if self.shape.tiers == 3 else ""
+        return f"{self.prefix}spine{self._p(plane)}{pod_part}-{index + 1:0{self.spine_w}d}"
 
     def core(self, plane: int, group: int, index: int) -> str:
-        s = self.shape
-        return (f"{self.prefix}core{self._p(plane)}-g{group + 1:0{_width(s.core_groups)}d}"
-                f"-{index + 1:0{_width(s.cores_per_group)}d}")
-
-
-class _Pool:
-    """Hands out addresses of a prefix in order; raises when it runs dry (validated earlier)."""
-
-    def __init__(self, network: IPv4Network) -> None:
-        self.base = int(network.network_address)
-        self.size = network.num_addresses
-        self.next = 0
-
-    def p31(self) -> tuple[LinkAddress, LinkAddress]:
-        if self.next + 2 > self.size:
-            raise ValueError("address pool exhausted")
-        lo = self.base + self.next
-        self.next += 2
-        return LinkAddress(lo), LinkAddress(lo + 1)
-
-    def host(self) -> IPv4Address:
-        self.next += 1
-        if self.next >= self.size:
-            raise ValueError("address pool exhausted")
-        return IPv4Address(self.base + self.next)
+        return (f"{self.prefix}core{self._p(plane)}-g{group + 1:0{self.group_w}d}"
+                f"-{index + 1:0{self.core_w}d}")
 
 
 EXTRA_PREFIX = {"storage": "stor-", "management": "mgmt-"}
@@ -148,6 +136,7 @@ def extra_intent(intent: Intent, role: str) -> Intent:
         "leaf": spec.leaf.model_dump(mode="json"),
         "spine": spec.spine.model_dump(mode="json") if spec.spine else None,
         "oversubscription": {"leaf": spec.model_dump(mode="json")["oversubscription"]},
+        "scalable_unit": spec.scalable_unit,
     }
     if dual_homed(intent, role):
         # A unit is one MLAG pair, its two "rails" the two bond members: each node's port k on
@@ -209,22 +198,33 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
         "spine": (platforms.spine or platforms.leaf) if ethernet else "infiniband",
         "core": (platforms.core or platforms.spine or platforms.leaf) if ethernet else "infiniband",
     }
-    loopbacks = _Pool(intent.addressing.loopbacks)
-    asn = intent.addressing.asn
+    addressing = intent.addressing
+    asn = addressing.asn
+    plan = numbering.plan(shape, shape.leaf.radix - (MLAG_PEER_PORTS if mlag else 0))
+    # Leaves' loopbacks from the bottom of the pool (after the network address, which reads as
+    # a network in a review), the spine layer's from the top down (before the last address).
+    lo_base = int(addressing.loopbacks.network_address)
+    lo_top = lo_base + addressing.loopbacks.num_addresses - 2
+    p2p_base = int(addressing.p2p.network_address)
+    p2p_31s = addressing.p2p.num_addresses // 2
 
     switches: list[Switch] = []
     leaf_names: dict[tuple[int, int, int], str] = {}  # (plane, unit, local) -> name
     spine_names: dict[tuple[int, int, int], str] = {}  # (plane, pod, index)
     core_names: dict[tuple[int, int, int], str] = {}  # (plane, group, index)
-    leaf_asn = asn.leaf_start
+    leaf_number: dict[str, int] = {}
+    spine_number: dict[str, int] = {}  # 3 tiers: its /31 block's number
 
     def add(name: str, role: Role, plane: int, group: int, index: int, rail: int | None,
-            kind: sizing.SwitchKind, down: int, up: int, sw_asn: int | None) -> None:
+            kind: sizing.SwitchKind, down: int, up: int, sw_asn: int | None,
+            number: int) -> None:
+        loopback = lo_base + 1 + number if role == "leaf" else lo_top - number
         switches.append(Switch(
             name=name, role=role, plane=plane, group=group, index=index, rail=rail,
             model=kind.model, radix=kind.radix, speed_gbps=shape.speed_gbps,
             breakout=kind.breakout, platform=plat[role], asn=sw_asn if roce else None,
-            loopback=loopbacks.host() if roce else None, down_ports=down, up_ports=up))
+            loopback=IPv4Address(loopback) if roce else None, down_ports=down, up_ports=up,
+            number=number))
 
     rail_opt = topo.style == "rail-optimized"
     leaf_ports = _leaf_ports(intent, shape)
@@ -235,16 +235,18 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                     continue  # a classic leaf of a partial unit with no host yet
                 name = names.leaf(plane, unit, local)
                 leaf_names[plane, unit, local] = name
+                number = leaf_number[name] = plan.leaf(plane, unit, local)
                 down, up = leaf_ports[unit, local]
                 add(name, "leaf", plane, unit, local, local if rail_opt else None, shape.leaf,
-                    down, up, leaf_asn)
-                leaf_asn += 1
+                    down, up, asn.leaf_start + number, number)
         for pod in range(shape.pods):
             for index in range(shape.spines_per_pod):
                 name = names.spine(plane, pod, index)
                 spine_names[plane, pod, index] = name
+                spine_number[name] = plan.spines[plane, pod, index]
                 add(name, "spine", plane, pod, index, None, shape.spine, shape.spine_down,
-                    shape.spine_up, asn.spine + (pod if shape.tiers == 3 else 0))
+                    shape.spine_up, asn.spine + (pod if shape.tiers == 3 else 0),
+                    plan.layer["spine", plane, pod, index])
         if shape.tiers == 3:
             for group in range(shape.core_groups):
                 for index in range(shape.cores_per_group):
@@ -252,10 +254,10 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                     core_names[plane, group, index] = name
                     assert shape.core is not None
                     add(name, "core", plane, group, index, None, shape.core,
-                        shape.pods * shape.spine_core_links, 0, asn.core)
+                        shape.pods * shape.spine_core_links, 0, asn.core,
+                        plan.layer["core", plane, group, index])
 
-    host_pool = _Pool(intent.addressing.hosts)
-    p2p_pool = _Pool(intent.addressing.p2p)
+    hosts_base = int(addressing.hosts.network_address)
     hosts: list[Host] = []
     host_links: list[tuple[str, int, str, int, int, LinkAddress | None,
                            LinkAddress | None]] = []
@@ -275,8 +277,10 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
     ipoib_len = ipoib.prefix.prefixlen if ipoib is not None else 32
     ipoib_base = (int(ipoib.prefix.network_address) + 1
                   + len(intent.infiniband.management.hosts)) if ipoib is not None else 0
+    reserved_at = sizing.reserved_start(shape)
     for i in range(shape.nodes):
-        unit, pos = divmod(i, shape.su_size)
+        # The node slots reserved for subnet-manager hosts and storage targets are skipped.
+        unit, pos = divmod(i + (shape.reserved_slots if i >= reserved_at else 0), shape.su_size)
         name = intent.hosts.name.format(index=i + 1, su=unit + 1)
         ports: list[HostPort] = []
         plane_seen = [0] * shape.planes
@@ -302,7 +306,9 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                 panel = facts.panel
             leaf_end = host_end = None
             if roce:
-                leaf_end, host_end = host_pool.p31()
+                # Node i's n-th port: /31 number i * ports + n of the hosts pool.
+                lo = hosts_base + 2 * (i * dev_count + dev)
+                leaf_end, host_end = LinkAddress(lo), LinkAddress(lo + 1)
             ports.append(HostPort(nic=nic, port=port, dev=dev, rail=rail, plane=plane,
                                   rdma_device=rdma_device, netdev=netdev, gpu=gpu, numa=numa,
                                   address=host_end, panel=panel,
@@ -319,22 +325,30 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                                if role in ("compute", "storage") else ([], []))
 
     links: list[Link] = []
-    total = (len(host_links) + shape.planes * (shape.leaf_uplinks() + shape.spine_uplinks())
-             + len(sm_host_links) + (MLAG_PEER_PORTS * shape.units if mlag else 0))
-    width = max(6, len(str(total)))
     media = _media(intent, shape)
-
-    cable_id = f"c{{:0{width}d}}".format  # c000001, ...
+    # A cable's id is the switch port it is anchored at (numbering): its leaf's port for a
+    # host, subnet-manager host, uplink or peer-link cable, its spine's for a spine-core one.
+    prefix = numbering.CABLE_PREFIX[role]
+    tag = {leaf_names[key]: names.leaf_tag(*key) for key in leaf_names}
+    if shape.tiers == 3:
+        tag.update((spine_names[key], names.spine_tag(*key)) for key in spine_names)
+    leaf_w = numbering.port_width(shape.leaf.radix)
+    spine_w = numbering.port_width(shape.spine.radix)
 
     def cable(kind: str, a: str, ap: int, z: str, zp: int, plane: int,
               a_addr: LinkAddress | None = None, z_addr: LinkAddress | None = None) -> None:
-        links.append(Link(id=cable_id(len(links) + 1), kind=kind,  # type: ignore[arg-type]
+        width = spine_w if kind == "spine-core" else leaf_w
+        links.append(Link(id=f"{prefix}-{tag[a]}-{ap:0{width}d}",
+                          kind=kind,  # type: ignore[arg-type]
                           a_device=a, a_port=ap, z_device=z, z_port=zp,
                           speed_gbps=shape.speed_gbps, plane=plane, media=media[kind],
                           a_address=a_addr, z_address=z_addr))
 
     for host, dev, leaf, leaf_port, plane, host_end, leaf_end in host_links:
-        cable("node-leaf", host, dev, leaf, leaf_port, plane, host_end, leaf_end)
+        links.append(Link(id=f"{prefix}-{tag[leaf]}-{leaf_port:0{leaf_w}d}", kind="node-leaf",
+                          a_device=host, a_port=dev, z_device=leaf, z_port=leaf_port,
+                          speed_gbps=shape.speed_gbps, plane=plane, media=media["node-leaf"],
+                          a_address=host_end, z_address=leaf_end))
 
     links_ls = shape.leaf_spine_links
     for plane in range(shape.planes):
@@ -344,6 +358,7 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                 if (unit, local) not in leaf_ports:
                     continue
                 leaf = leaf_names[plane, unit, local]
+                number = leaf_number[leaf]
                 leaf_in_pod = unit_in_pod * shape.leaves_per_unit + local
                 # A trimmed leaf (full_units: false) has fewer links per spine; its cables keep
                 # the ports a full leaf would use, so growing it only adds cables.
@@ -352,12 +367,13 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                     spine = spine_names[plane, pod, index]
                     for k in range(links_here):
                         spine_port = leaf_in_pod * links_ls + k + 1
+                        leaf_port = shape.leaf_up_offset + index * links_ls + k + 1
                         a_addr = z_addr = None
                         if roce:
-                            z_addr, a_addr = p2p_pool.p31()
-                        cable("leaf-spine", leaf,
-                              shape.leaf_up_offset + index * links_ls + k + 1,
-                              spine, spine_port, plane, a_addr, z_addr)
+                            lo = p2p_base + 2 * plan.leaf_uplink(number, leaf_port)
+                            z_addr, a_addr = LinkAddress(lo), LinkAddress(lo + 1)
+                        cable("leaf-spine", leaf, leaf_port, spine, spine_port, plane, a_addr,
+                              z_addr)
         if shape.tiers == 3:
             links_sc = shape.spine_core_links
             for pod in range(shape.pods):
@@ -366,11 +382,14 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
                     for up in range(shape.spine_up):
                         core_index, k = divmod(up, links_sc)
                         core = core_names[plane, index, core_index]
+                        spine_port = shape.spine_up_offset + up + 1
                         a_addr = z_addr = None
                         if roce:
-                            z_addr, a_addr = p2p_pool.p31()
-                        cable("spine-core", spine, shape.spine_up_offset + up + 1, core,
-                              pod * links_sc + k + 1, plane, a_addr, z_addr)
+                            lo = p2p_base + 2 * plan.spine_uplink(spine_number[spine],
+                                                                  spine_port, p2p_31s)
+                            z_addr, a_addr = LinkAddress(lo), LinkAddress(lo + 1)
+                        cable("spine-core", spine, spine_port, core, pod * links_sc + k + 1,
+                              plane, a_addr, z_addr)
 
     if mlag:
         # Each pair's peer link on the leaves' last ports, after every other cable.
@@ -380,13 +399,11 @@ def _build(intent: Intent, role: str, panels: list[str] | None = None,
             for port in range(radix - MLAG_PEER_PORTS + 1, radix + 1):
                 cable("peer-link", first, port, second, port, 0)
 
-    # The subnet-manager hosts' cables are numbered after every other cable, so adding them
-    # renumbers nothing.
     sm_links = tuple(
-        Link(id=f"c{len(links) + k + 1:0{width}d}", kind="sm-leaf", a_device=host, a_port=dev,
-             z_device=leaf, z_port=leaf_port, speed_gbps=shape.speed_gbps, plane=plane,
-             media=media["sm-leaf"])
-        for k, (host, dev, leaf, leaf_port, plane) in enumerate(sm_host_links))
+        Link(id=f"{prefix}-{tag[leaf]}-{leaf_port:0{leaf_w}d}", kind="sm-leaf", a_device=host,
+             a_port=dev, z_device=leaf, z_port=leaf_port, speed_gbps=shape.speed_gbps,
+             plane=plane, media=media["sm-leaf"])
+        for host, dev, leaf, leaf_port, plane in sm_host_links)
 
     fabric = Fabric(
         name=intent.name,
@@ -419,6 +436,9 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
     """
     full = {(u, local): (shape.leaf_down, shape.leaf_up)
             for u in range(shape.units) for local in range(shape.leaves_per_unit)}
+    # Slots in use in the last unit. Only a RoCE compute fabric cuts a unit (InfiniBand and
+    # the storage and management networks build every unit in full), and it reserves no
+    # slots, so they fill from the unit's first slot.
     installed = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
     if intent.topology.full_units or installed == shape.su_size:
         return full
@@ -443,8 +463,8 @@ def _leaf_ports(intent: Intent, shape: sizing.Shape) -> dict[tuple[int, int], tu
 
 def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, int, int], str],
               rail_opt: bool) -> tuple[list[Host], list[tuple[str, int, str, int, int]]]:
-    """The subnet-manager hosts on the node slots reserved for them at the end of the last
-    unit, and their cables as (host, dev, leaf, leaf port, plane).
+    """The subnet-manager hosts on the node slots reserved for them at the end of the first
+    unit (sizing.reserved_start), and their cables as (host, dev, leaf, leaf port, plane).
 
     Port j of a host goes to plane j mod planes, onto the next free reserved leaf port of that
     plane: in a rail-optimized unit a slot is one port on every rail leaf, so consecutive hosts
@@ -455,10 +475,10 @@ def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, i
     mgmt = intent.infiniband.management
     if not shape.reserved_slots:
         return [], []
-    total = shape.units * shape.su_size
+    first = sizing.reserved_start(shape) + shape.target_slots
     nodes_per_leaf = shape.leaf_down // shape.ports_per_node if not rail_opt else 0
     free: list[list[tuple[str, int, int, int]]] = [[] for _ in range(shape.planes)]
-    for pos in range(total - (shape.reserved_slots - shape.target_slots), total):
+    for pos in range(first, first + shape.reserved_slots - shape.target_slots):
         unit, slot_pos = divmod(pos, shape.su_size)
         for plane in range(shape.planes):
             if rail_opt:
@@ -497,7 +517,8 @@ def _sm_hosts(intent: Intent, shape: sizing.Shape, leaf_names: dict[tuple[int, i
 def _targets(spec: StorageTargetsSpec, shape: sizing.Shape,
              leaf_names: dict[tuple[int, int, int], str], rail_opt: bool
              ) -> tuple[list[Host], list[tuple[str, int, str, int, int, None, None]]]:
-    """A storage network's targets on the slots right after the nodes, and their cables.
+    """A storage network's targets on the first of the reserved slots (sizing.reserved_start),
+    and their cables.
 
     Their ports are numbered across the targets and spread like a node's: port k on rail leaf
     k mod rails of slot k div rails, so consecutive ports of a target land on different leaves
@@ -508,12 +529,13 @@ def _targets(spec: StorageTargetsSpec, shape: sizing.Shape,
     hosts: list[Host] = []
     cables: list[tuple[str, int, str, int, int, None, None]] = []
     k = 0
+    first = sizing.reserved_start(shape)
     for t in range(spec.count):
         name = spec.name.format(index=t + 1)
         ports: list[HostPort] = []
         unit = 0
         for j in range(spec.ports):
-            pos = shape.nodes + k // rails
+            pos = first + k // rails
             rail = k % rails
             k += 1
             unit, slot_pos = divmod(pos, shape.su_size)
@@ -526,7 +548,7 @@ def _targets(spec: StorageTargetsSpec, shape: sizing.Shape,
                                   rdma_device=f"port{j + 1}", netdev=f"port{j + 1}", gpu=-1,
                                   numa=-1))
             cables.append((name, j, leaf, leaf_port, 0, None, None))
-        hosts.append(Host(name=name, index=shape.nodes + t + 1, su=unit, ports=tuple(ports)))
+        hosts.append(Host(name=name, index=t + 1, su=unit, ports=tuple(ports), target=True))
     return hosts, cables
 
 
@@ -539,9 +561,10 @@ def _sm_warnings(intent: Intent, shape: sizing.Shape) -> list[Diagnostic]:
     if len(mgmt.hosts) < 2 or not shape.reserved_slots:
         return []
     names = _Names(shape, intent.topology.style)
-    first = (shape.units * shape.su_size - shape.reserved_slots) // shape.su_size
+    start = sizing.reserved_start(shape)
+    units = range(start // shape.su_size, (start + shape.reserved_slots - 1) // shape.su_size + 1)
     leaf_names = {(plane, unit, local): names.leaf(plane, unit, local)
-                  for plane in range(shape.planes) for unit in range(first, shape.units)
+                  for plane in range(shape.planes) for unit in units
                   for local in range(shape.leaves_per_unit)}
     _, cables = _sm_hosts(intent, shape, leaf_names,
                           intent.topology.style == "rail-optimized")
@@ -646,8 +669,10 @@ def plan_warnings(intent: Intent, shape: sizing.Shape) -> list[Diagnostic]:
 
     installed_last = shape.nodes + shape.reserved_slots - (shape.units - 1) * shape.su_size
     if installed_last < shape.su_size and intent.topology.full_units:
+        in_last = (shape.reserved_slots and sizing.reserved_start(shape)
+                   >= (shape.units - 1) * shape.su_size)
         reserved = (f" (with {shape.reserved_slots} slot(s) of subnet-manager hosts)"
-                    if shape.reserved_slots else "")
+                    if in_last else "")
         warn(f"scalable unit {shape.units} has {installed_last} of {shape.su_size} "
              f"nodes{reserved}; its leaves and uplinks are built in full so it can grow "
              "without recabling", ("cluster", "nodes"))

@@ -86,6 +86,10 @@ class Switch:
     loopback: IPv4Address | None = None
     down_ports: int = 0  # ports reserved for the tier below (hosts for a leaf)
     up_ports: int = 0  # ports reserved for the tier above
+    # Stable under growth (topology.numbering): a leaf's number by unit, plane and position;
+    # a spine's or core's in the order growth adds the spine layer. Loopback, ASN and GUID
+    # follow from it.
+    number: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +117,10 @@ class HostPort:
 @dataclass(frozen=True, slots=True)
 class Host:
     name: str
-    index: int  # 1-based
+    index: int  # 1-based (a storage target: among the targets)
     su: int  # 0-based scalable unit
     ports: tuple[HostPort, ...]
+    target: bool = False  # a storage network's target (the storage system), not a node
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ cluster fits, the builder to lay out the cabling.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -75,12 +76,18 @@ class Shape:
     core_groups: int  # = spines_per_pod in a 3-tier fabric
     cores_per_group: int
     spine_core_links: int  # parallel links per spine-core pair
-    # Node slots at the end of the last unit given to the subnet-manager hosts (InfiniBand):
-    # units are sized for nodes + reserved_slots, as NVIDIA's SuperPOD gives a DGX slot to UFM.
+    # Node slots at the end of the first unit given to the subnet-manager hosts (InfiniBand;
+    # reserved_start): units are sized for nodes + reserved_slots, as NVIDIA's SuperPOD gives
+    # a DGX slot to UFM. Unit 1 is in every size of the fabric, so growth never moves them.
     reserved_slots: int = 0
     # Of those, the first ones, right after the nodes, hold a storage network's targets (the
     # storage system's own ports); the subnet-manager hosts take the slots after them.
     target_slots: int = 0
+    # Leaves numbered per unit and plane (a full unit's; a unit sized to fewer nodes builds
+    # fewer): the stride of the leaves' loopbacks, ASNs and /31 blocks (topology.numbering).
+    leaf_block: int = 0
+    # The parameters that size the layers above the leaves at any unit count.
+    upper: Upper | None = None
 
     @property
     def leaves(self) -> int:
@@ -106,6 +113,18 @@ class Shape:
 
     def spine_uplinks(self) -> int:
         return self.spines * self.spine_up
+
+
+def reserved_start(shape: Shape) -> int:
+    """The first node slot (0-based, across units) reserved for subnet-manager hosts and
+    storage targets: the last slots of the first unit (of as many units as they fill), storage
+    targets first. They stay there as the fabric grows; the nodes take every other slot in
+    order. NVIDIA's SuperPOD gives up a DGX slot to UFM (31 DGX in one SU, 63 in two, 127 in
+    four: SuperPOD H100 RA Table 4), which never moves as SUs are added."""
+    if not shape.reserved_slots:
+        return shape.units * shape.su_size
+    first_units = -(-shape.reserved_slots // shape.su_size)
+    return first_units * shape.su_size - shape.reserved_slots
 
 
 def link_speed(intent: Intent) -> int:
@@ -282,8 +301,13 @@ def shape(intent: Intent, target_ports: int = 0, leaf_reserve: int = 0) -> Shape
     leaf_up_offset = align(leaf_down, leaf.cage_ports)
     up_max = leaf_ports - leaf_up_offset
     units = math.ceil(slots / su)
+    # Leaves are numbered as a full unit's: a classic unit sized to its nodes (no
+    # scalable_unit) builds fewer leaves while it fills up, the numbers of the rest held for them.
+    leaf_block = (leaves_per_unit if topo.style == "rail-optimized" or topo.scalable_unit
+                  else ports_per_node)
+    upper = Upper(leaves_per_unit, leaf_up, up_max, spine, core, ratio_spine, topo.min_spines)
     # Two tiers: every leaf of a plane reaches every spine.
-    two = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine.radix, topo.min_spines)
+    two = layers(upper, units, 2)
     if topo.tiers == 2 or (topo.tiers == "auto" and two is not None):
         if two is None:
             max_units = max(1, spine.radix // leaves_per_unit)
@@ -294,46 +318,112 @@ def shape(intent: Intent, target_ports: int = 0, leaf_reserve: int = 0) -> Shape
                 ("topology", "tiers"),
                 f"2 tiers fit up to {max_units * su - reserved} nodes; use tiers: 3 or auto, or "
                 "a larger-radix spine")
-        leaf_up, spines, links = two
         return Shape(speed, 2, topo.planes, rails, ports_per_node, su, units, nodes, leaf,
-                     spine, None, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units, 1,
-                     spines, links, units * leaves_per_unit * links, 0, 0, 0, 0, 0, reserved,
-                     targets)
+                     spine, None, leaf_down, two.leaf_up, leaf_up_offset, leaves_per_unit, units,
+                     1, two.spines_per_pod, two.leaf_spine_links, two.spine_down, 0, 0, 0, 0, 0,
+                     reserved, targets, leaf_block, upper)
 
     # Three tiers: pods of units under their own spines; spine j of every pod to core group j.
-    spine_down, spine_up = split_ports(spine.radix, None, ratio_spine, spine.cage_ports)
-    # A full pod has one link from each of its leaves to each of `leaf_up` pod spines.
-    units_per_pod = spine_down // leaves_per_unit
-    if units_per_pod < 1:
+    if upper.full_pod_units() < 1:
+        spine_down, _ = split_ports(spine.radix, None, ratio_spine, spine.cage_ports)
         raise SizingError(
             f"a {spine.model} spine has {spine_down} downlinks, fewer than the "
             f"{leaves_per_unit} leaves of one scalable unit need",
             ("topology", "spine"), "use a larger-radix spine or smaller units")
-    pod = _upper_count(units_per_pod * leaves_per_unit, leaf_up, up_max, spine_down)
-    assert pod is not None
-    leaf_up, spines_per_pod, links = pod
-    pods = math.ceil(units / units_per_pod)
-    if pods == 1 and units < units_per_pod:
-        units_per_pod = units
-        pod = _upper_count(units * leaves_per_unit, leaf_up, up_max, spine_down,
-                           topo.min_spines)
-        assert pod is not None
-        leaf_up, spines_per_pod, links = pod
-    spine_down = units_per_pod * leaves_per_unit * links
-    spine_down, spine_up = split_ports(spine.radix, spine_down, ratio_spine, spine.cage_ports)
-    spine_up_offset = align(spine_down, spine.cage_ports)
-    cores = _upper_count(pods, spine_up, spine.radix - spine_up_offset, core.radix)
-    if cores is None:
+    three = layers(upper, units, 3)
+    if three is None:
+        upp = upper.full_pod_units()
+        pods = math.ceil(units / upp)
         max_pods = core.radix
         raise SizingError(
             f"{what} need {pods} pods, but {core.model} core switches ({core.radix} "
             f"ports) reach at most {max_pods} pods with equal links to every pod",
             ("cluster", "nodes"),
-            f"3 tiers of these switches fit up to {max_pods * units_per_pod * su - reserved} "
+            f"3 tiers of these switches fit up to {max_pods * upp * su - reserved} "
             "nodes; "
             "use larger-radix switches or more planes")
-    spine_up, cores_per_group, core_links = cores
     return Shape(speed, 3, topo.planes, rails, ports_per_node, su, units, nodes, leaf, spine,
-                 core, leaf_down, leaf_up, leaf_up_offset, leaves_per_unit, units_per_pod, pods,
-                 spines_per_pod, links, spine_down, spine_up, spine_up_offset, spines_per_pod,
-                 cores_per_group, core_links, reserved, targets)
+                 core, leaf_down, three.leaf_up, leaf_up_offset, leaves_per_unit,
+                 three.units_per_pod, three.pods, three.spines_per_pod, three.leaf_spine_links,
+                 three.spine_down, three.spine_up, three.spine_up_offset, three.spines_per_pod,
+                 three.cores_per_group, three.spine_core_links, reserved, targets, leaf_block,
+                 upper)
+
+
+@dataclass(frozen=True, slots=True)
+class Upper:
+    """What decides the switches above the leaves, apart from how many units there are: with
+    `layers` it sizes the spine and core layers of the same fabric at any unit count, which is
+    how the numbering knows the order growth adds spines and cores in (topology.numbering)."""
+
+    leaves_per_unit: int
+    leaf_up: int  # uplinks the leaf ratio asks for (before they are spread evenly)
+    up_max: int  # ports a leaf may give to uplinks
+    spine: SwitchKind
+    core: SwitchKind
+    ratio_spine: Fraction
+    min_spines: int
+
+    def full_pod_units(self) -> int:
+        """Units of a full pod (3 tiers): as many as one spine's downlinks reach."""
+        spine_down, _ = split_ports(self.spine.radix, None, self.ratio_spine,
+                                    self.spine.cage_ports)
+        return spine_down // self.leaves_per_unit
+
+
+@dataclass(frozen=True, slots=True)
+class Layers:
+    """The spine (and core) layer of a fabric of some number of units."""
+
+    leaf_up: int  # uplinks per leaf, spread evenly over the spines
+    spines_per_pod: int
+    leaf_spine_links: int
+    units_per_pod: int
+    pods: int
+    spine_down: int
+    spine_up: int  # 0 in 2 tiers
+    spine_up_offset: int
+    cores_per_group: int  # 0 in 2 tiers; groups = spines_per_pod
+    spine_core_links: int
+
+
+@functools.lru_cache(maxsize=8192)
+def layers(upper: Upper, units: int, tiers: int) -> Layers | None:
+    """The spine and core layers `units` units get at `tiers` tiers, or None when they do not
+    fit (2 tiers: the spines cannot reach every leaf with equal links; 3: the cores cannot
+    reach every pod). A pure function of its arguments: growth is sized by calling it with
+    fewer units."""
+    lpu, leaf_up, up_max, spine = (upper.leaves_per_unit, upper.leaf_up, upper.up_max,
+                                   upper.spine)
+    if tiers == 2:
+        two = _upper_count(units * lpu, leaf_up, up_max, spine.radix, upper.min_spines)
+        if two is None:
+            return None
+        ups, spines, links = two
+        return Layers(ups, spines, links, units, 1, units * lpu * links, 0, 0, 0, 0)
+    spine_down, _ = split_ports(spine.radix, None, upper.ratio_spine, spine.cage_ports)
+    # A full pod has one link from each of its leaves to each of `leaf_up` pod spines.
+    units_per_pod = spine_down // lpu
+    if units_per_pod < 1:
+        return None
+    # min_spines holds for full pods too: were it met only while a pod is alone, the second
+    # pod would take spines away from the first.
+    pod = _upper_count(units_per_pod * lpu, leaf_up, up_max, spine_down, upper.min_spines)
+    assert pod is not None
+    leaf_up, spines_per_pod, links = pod
+    pods = math.ceil(units / units_per_pod)
+    if pods == 1 and units < units_per_pod:
+        units_per_pod = units
+        pod = _upper_count(units * lpu, leaf_up, up_max, spine_down, upper.min_spines)
+        assert pod is not None
+        leaf_up, spines_per_pod, links = pod
+    spine_down = units_per_pod * lpu * links
+    spine_down, spine_up = split_ports(spine.radix, spine_down, upper.ratio_spine,
+                                       spine.cage_ports)
+    spine_up_offset = align(spine_down, spine.cage_ports)
+    cores = _upper_count(pods, spine_up, spine.radix - spine_up_offset, upper.core.radix)
+    if cores is None:
+        return None
+    spine_up, cores_per_group, core_links = cores
+    return Layers(leaf_up, spines_per_pod, links, units_per_pod, pods, spine_down, spine_up,
+                  spine_up_offset, cores_per_group, core_links)

@@ -119,7 +119,7 @@ def parse_specs(fabric: Fabric, specs: list[str]) -> list[Scenario]:
     """Failure specs to scenarios; every bad spec is reported at once in one WhatifError.
 
     A spec is a switch (`spine-03`), a link (`leaf-su1-r2:spine-03`: every cable between the
-    two; a node may stand on one side), a cable id from the cabling plan (`c000123`), a role
+    two; a node may stand on one side), a cable id from the cabling plan (`c-su1-r0-001`), a role
     count (`spine:2`: the worst 2 spines), a plane (`plane:1`, 1-based), `none` (the intact
     fabric) or `all-single`. Elements joined by `+` fail together (`spine-01+leaf-su2-r0`).
     """

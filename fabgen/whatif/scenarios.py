@@ -1,12 +1,14 @@
 """Failure specs to scenarios: names checked against the intact fabric, with did-you-mean.
 
 A spec is a switch (`spine-03`), a link (`leaf-su1-r2:spine-03`: every cable between the two; a
-node may stand on one side), a cable id from the cabling plan (`c000123`), a role count
+node may stand on one side), a cable id from the cabling plan (`c-su1-r0-001`), a role count
 (`spine:2`: the worst 2 spines), a plane (`plane:1`, 1-based), `none` (the intact fabric) or
 `all-single`. Elements joined by `+` fail together (`spine-01+leaf-su2-r0`).
 """
 
 from __future__ import annotations
+
+import re
 
 from fabgen.natural import natural_key
 from fabgen.suggest import closest
@@ -83,16 +85,12 @@ def _element(g: Graph, part: str, whole: str) -> Scenario:
         lower, upper = (a, z) if (a, z) in g.bundle else (z, a)
         return Scenario(f"{lower}:{upper}", "link", cables=tuple(ids),
                         detail=f"{len(ids)} cable{'s' if len(ids) > 1 else ''}")
-    if part.lower().startswith("c") and part[1:].isdigit():
-        width = len(g.cable_ids[0]) - 1 if g.cable_ids else 6
-        padded = f"c{int(part[1:]):0{width}d}"
-        hint = (f"did you mean {padded!r}?" if padded in g.links else
-                f"cable ids run {g.cable_ids[0]}..{g.cable_ids[-1]}"
-                if g.cable_ids else "the plan has no cables")
-        raise WhatifError(f"no cable {part!r} in the cabling plan{where} ({hint})")
     if part in g.host_index:
         raise WhatifError(f"{part!r}{where} is a node, not a switch; fail one of its links "
                           f"with {part}:LEAF or a cable id")
+    if _LEGACY_ID.match(part) or _CABLE_LIKE.match(part):
+        raise WhatifError(f"no cable {part!r} in the cabling plan{where} "
+                          f"({_cable_hint(g, part)})")
     raise WhatifError(_unknown(g, part, where))
 
 
@@ -128,6 +126,29 @@ def _no_cable(g: Graph, a: str, z: str, where: str) -> str:
         hint = f"{a} is cabled to {', '.join(shown[:6])}{more}" if shown else \
             f"{a} has no cables"
     return f"no cable between {a!r} and {z!r} in the cabling plan{where} ({hint})"
+
+
+# fabgen's former cable ids (c000123, counted in build order); today's name the port a cable
+# is anchored at (c-su1-r0-001, c-pod2-s05-065).
+_LEGACY_ID = re.compile(r"^c\d+$", re.IGNORECASE)
+_CABLE_LIKE = re.compile(r"^[a-z]-[a-z0-9-]*-\d+$", re.IGNORECASE)
+
+
+def _unpadded(text: str) -> str:
+    return re.sub(r"\d+", lambda m: str(int(m.group())), text.lower())
+
+
+def _cable_hint(g: Graph, part: str) -> str:
+    if not g.cable_ids:
+        return "the plan has no cables"
+    span = f"cable ids run {g.cable_ids[0]}..{g.cable_ids[-1]}"
+    if _LEGACY_ID.match(part):
+        return (f"{part!r} is of fabgen's former numbering; cable ids now name the port a "
+                f"cable plugs into, as cabling/cabling.csv's id column: {span}")
+    # `c-su1-r0-1` for `c-su1-r0-001` is the common slip: same words and numbers, other padding.
+    wanted = _unpadded(part)
+    guess = next((c for c in g.cable_ids if _unpadded(c) == wanted), None)
+    return f"did you mean {guess!r}?" if guess else span
 
 
 def cable_text(g: Graph, cid: str) -> str:

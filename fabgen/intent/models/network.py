@@ -42,16 +42,21 @@ class AsnSpec(StrictModel):
     """ASN shared by the spines of a 2-tier fabric (of pod 1 in a 3-tier)."""
     core: int = Field(64900, ge=1, le=4294967294)
     leaf_start: int = Field(65101, ge=1, le=4294967294)
-    """First leaf ASN; each leaf gets its own (RFC 7938)."""
+    """First leaf ASN; each leaf gets its own (RFC 7938): leaf_start plus the leaf's number,
+    counted unit by unit, so a new unit's leaves follow every existing one."""
 
 
 class AddressingSpec(StrictModel):
     p2p: Prefix = IPv4Network("10.254.0.0/16")
-    """Pool of /31 switch-to-switch links."""
+    """Pool of /31 switch-to-switch links: from its bottom a block per leaf, unit by unit
+    (the power of two at or above the leaf's uplink ports: the n-th /31 is the n-th uplink's),
+    from its top down a block per spine of a 3-tier fabric; growth never moves one."""
     loopbacks: Prefix = IPv4Network("10.255.0.0/22")
-    """Pool of /32 switch loopbacks."""
+    """Pool of /32 switch loopbacks (router ids): leaves from the bottom, unit by unit; spines
+    and cores from the top down, in the order growth adds them."""
     hosts: Prefix = IPv4Network("10.100.0.0/16")
-    """Pool of /31 leaf-to-NIC links (RoCE)."""
+    """Pool of /31 leaf-to-NIC links (RoCE): node i's n-th port takes /31 number
+    i x ports + n, the leaf the even address."""
     asn: AsnSpec = AsnSpec()
 
 

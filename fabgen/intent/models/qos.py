@@ -38,7 +38,7 @@ class CableLength(StrictModel):
     or by one end, a device and its port as the sheet prints them."""
 
     cable: SafeName | None = None
-    """Cable id from cabling/cabling.csv (`c000123`)."""
+    """Cable id from cabling/cabling.csv (`c-su1-r0-033`: the switch port it plugs into)."""
     device: SafeName | None = None
     """A switch or host at either end of the cable."""
     port: SafeName | None = None

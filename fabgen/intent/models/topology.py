@@ -100,6 +100,11 @@ class ExtraFabricSpec(StrictModel):
     spine: SwitchSpec | None = None
     oversubscription: Ratio = Field("1:1", validate_default=True)
     """Leaf downlink:uplink bandwidth (storage and management are often oversubscribed)."""
+    scalable_unit: int | None = Field(None, ge=1)
+    """Nodes per unit of this network, as `topology.scalable_unit` (default: as many as a
+    leaf, or an MLAG pair, serves, or all the nodes when there are fewer: such a unit is
+    re-sized as nodes are added, moving its leaves' uplinks; set it to grow without
+    recabling)."""
     targets: StorageTargetsSpec | None = None
     """Storage network only: the storage system's ports, on reserved leaf ports after the nodes'."""
     subnet_manager: IbManagementSpec | None = None
@@ -121,7 +126,10 @@ class TopologySpec(StrictModel):
     planes: int = Field(1, ge=1, le=8)
     """Independent fabric planes; with 2, each NIC's two ports go to different planes."""
     scalable_unit: int | None = Field(None, ge=1)
-    """Nodes per scalable unit (default: as many as one leaf's downlinks serve)."""
+    """Nodes per scalable unit (default: as many as one leaf's downlinks serve, or all the
+    nodes when there are fewer: such a unit is re-sized as nodes are added, which moves every
+    leaf's uplinks; set it to grow without recabling, as addresses and cable ids never move
+    within a unit)."""
     oversubscription: Annotated[Oversubscription, BeforeValidator(_oversub)] = Oversubscription()
     """A ratio (leaf tier), or per tier: `{leaf: "2:1", spine: "1:1"}`."""
     leaf: SwitchSpec

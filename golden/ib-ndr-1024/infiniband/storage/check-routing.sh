@@ -136,8 +136,8 @@ check_vlarb() {
 # -D 0 is this host's port; -D 0,1 is the switch at the other end of its cable.
 check_sl2vl "this host's port" 0
 check_vlarb "this host's port" 0
-check_sl2vl "stor-leaf-su2-r0 port 84" 0,1 84
-check_vlarb "stor-leaf-su2-r0 port 84" 0,1 84
+check_sl2vl "stor-leaf-su1-r0 port 84" 0,1 84
+check_vlarb "stor-leaf-su1-r0 port 84" 0,1 84
 
 if [ "$failures" -gt 0 ]; then
     printf '%d check(s) failed\n' "$failures"
