@@ -63,7 +63,9 @@ def underlay_markdown(ctx: RenderContext) -> str:
     elif not entropy:
         lines.append("- NCCL: the hash reads neither the UDP source port nor the destination QP, "
                      "so more queue pairs per connection add no flows to spread.")
-    spare = "; ".join(o.spare_ports_note for o in platforms.all())
+    # The fabric's own platforms, in output order: a note on an OS no switch runs tells the
+    # reader nothing.
+    spare = "; ".join(o.spare_ports_note for o in platforms.all() if o.facts.name in used)
     lines.append("- Spare (uncabled) ports are down with the lossless QoS of a cabled port on "
                  f"every platform ({spare}): a cable plugged in later comes up lossless once "
                  "the port is enabled.")
