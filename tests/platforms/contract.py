@@ -53,6 +53,10 @@ class Harness:
     no_validator: str = ""
     # Where its fake device runs in test_push's lab; None: it has no push face.
     lab: LabSpec | None = None
+    # A lab of its own instead (tmp dir -> an object with test_push.Lab's start, state,
+    # render(bad=), push and close, plus fail_bgp, user and password), for a fake device
+    # test_push does not run.
+    make_lab: Callable[[Path], Any] | None = None
     # Problems with the device's own (management) config after a commit, given its state
     # before and after: [] when everything a push must keep is kept.
     management_kept: Callable[[Any, str, dict[str, str]], list[str]] | None = None
@@ -61,6 +65,8 @@ class Harness:
     # An inventory using the platform with a switch and port whose telemetry the alert cases
     # use, and the labels its collector gives every series (besides device and port).
     telemetry_fixture: tuple[str, str, str] | None = None
+    # An intent using the platform, for the verify cases when no example inventory does.
+    fixture_intent: Path | None = None
     extra_labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -78,8 +84,9 @@ def examples_using(platform: str) -> list[str]:
 
 
 @cache
-def _fabric(inventory: str) -> Any:
-    intent = load(INVENTORIES / f"{inventory}.yaml").intent
+def _fabric(inventory: str | Path) -> Any:
+    path = inventory if isinstance(inventory, Path) else INVENTORIES / f"{inventory}.yaml"
+    intent = load(path).intent
     return intent, build(intent), qos.plan(intent)
 
 
@@ -175,6 +182,16 @@ class PlatformContract:
 
         if self.harness.lab is None:
             pytest.skip(f"{self.harness.platform} has no push face")
+        if self.harness.make_lab is not None:
+            monkeypatch.chdir(tmp_path)
+            own = self.harness.make_lab(tmp_path)
+            monkeypatch.setenv("FABGEN_USERNAME", own.user)
+            monkeypatch.setenv("FABGEN_PASSWORD", own.password)
+            try:
+                yield own
+            finally:
+                own.close()
+            return
         for var in ("FABGEN_SONIC_PASSWORD", "FABGEN_EOS_PASSWORD", "FABGEN_NVUE_PASSWORD"):
             monkeypatch.delenv(var, raising=False)
         monkeypatch.setenv("FABGEN_USERNAME", test_push.USER)
@@ -245,8 +262,9 @@ class PlatformContract:
         if h.saved_outputs is None:
             assert outputs.verified_by, "neither saved outputs nor another verifier"
             pytest.skip(f"{h.platform} is verified by {outputs.verified_by}")
-        inventory = examples_using(h.platform)[0]
-        intent, fabric, plan = _fabric(inventory)
+        used = examples_using(h.platform)
+        assert used or h.fixture_intent is not None, "no intent uses the platform"
+        intent, fabric, plan = _fabric(used[0] if used else h.fixture_intent)
         from fabgen.topology.index import FabricIndex
 
         sw = next(s for s in expected_switches(FabricIndex(fabric), plan,
@@ -338,6 +356,8 @@ def _settled(lab: Any, name: str) -> dict[str, str]:
 
 
 def _can_fail_bgp(lab: Any, name: str) -> bool:
+    if hasattr(lab, "fail_bgp"):
+        return bool(lab.fail_bgp(name))
     if name in getattr(lab, "eos", {}):
         return False
     lab.linux(name).bgp_down()
