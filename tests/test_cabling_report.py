@@ -147,7 +147,7 @@ def test_port_name_defaults_to_8_lanes() -> None:
 
 
 @pytest.mark.parametrize(("platform", "port", "breakout"),
-                         [("sonic", 0, 1), ("sonic", 1, 3), ("junos", 1, 1)])
+                         [("sonic", 0, 1), ("sonic", 1, 3), ("no-such-os", 1, 1)])
 def test_port_name_rejects(platform: str, port: int, breakout: int) -> None:
     with pytest.raises(ValueError):
         port_name(platform, port, breakout)
