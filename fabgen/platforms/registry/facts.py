@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from fabgen.platforms.contract.facts import Facts
 from fabgen.platforms.eos import facts as eos
+from fabgen.platforms.junos import facts as junos
 from fabgen.platforms.nvue import facts as nvue
 from fabgen.platforms.sonic import facts as sonic
 
 __all__ = ["DEFAULT", "INTENT_NAMES", "PLATFORMS", "all", "get", "names"]
 
-PLATFORMS: tuple[Facts, ...] = (sonic.FACTS, eos.FACTS, nvue.FACTS)
-INTENT_NAMES: tuple[str, ...] = ("sonic", "nvue", "eos")
+PLATFORMS: tuple[Facts, ...] = (sonic.FACTS, eos.FACTS, nvue.FACTS, junos.FACTS)
+INTENT_NAMES: tuple[str, ...] = ("sonic", "nvue", "eos", "junos")
 DEFAULT = "sonic"  # platforms.leaf when the intent names none
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from fabgen.platforms.contract.outputs import Outputs
 from fabgen.platforms.eos import outputs as eos
+from fabgen.platforms.junos import outputs as junos
 from fabgen.platforms.nvue import outputs as nvue
 from fabgen.platforms.sonic import outputs as sonic
 
 __all__ = ["PLATFORMS", "all", "get", "names"]
 
-PLATFORMS: tuple[Outputs, ...] = (sonic.OUTPUTS, eos.OUTPUTS, nvue.OUTPUTS)
+PLATFORMS: tuple[Outputs, ...] = (sonic.OUTPUTS, eos.OUTPUTS, nvue.OUTPUTS, junos.OUTPUTS)
 
 
 def all() -> tuple[Outputs, ...]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 from fabgen.diff.kind import Format, Kind
 from fabgen.platforms.contract.push import Command, Push
 from fabgen.platforms.eos.push import face as eos
+from fabgen.platforms.junos.push import face as junos
 from fabgen.platforms.nvue.push import face as nvue
 from fabgen.platforms.sonic.push import face as sonic
 
 __all__ = ["PLATFORMS", "all", "backup_names", "commands", "config_names", "day_two_kinds",
            "default_kinds", "extra_names", "get", "kinds", "names"]
 
-PLATFORMS: tuple[Push, ...] = (sonic.PUSH, eos.PUSH, nvue.PUSH)
+PLATFORMS: tuple[Push, ...] = (sonic.PUSH, eos.PUSH, nvue.PUSH, junos.PUSH)
 
 
 def all() -> tuple[Push, ...]:
