@@ -37,6 +37,9 @@ SCENARIOS = [
     ("sonic-platform", "roce-256-sonic", [("spine: sonic}", "spine: nvue}")], {}),
     ("mixed-su", "roce-eos-nvue-2to1", [("nodes: 64\n", "nodes: 128\n")], {}),
     ("mixed-ecn", "roce-eos-nvue-2to1", [("ecn: {min: 150KB", "ecn: {min: 200KB")], {}),
+    # Junos's ECN fill levels are whole percents of 165.2 MB: 1.7..3.4 MB moves them.
+    ("junos-ecn", "roce-junos-sonic", [("ecn: {min: 150KB, max: 1500KB",
+                                        "ecn: {min: 1700KB, max: 3400KB")], {}),
     ("ib-su", "ib-ndr-1024", [("nodes: 127\n", "nodes: 159\n")], {}),
     # InfiniBand ignores the qos section (a warning says so): the intent and report change.
     ("ib-ecn", "ib-ndr-1024", [("\ninfiniband:\n", "\nqos:\n  ecn: {min: 200KB}\ninfiniband:\n")],

@@ -53,9 +53,11 @@ underlay:
 
 
 def _sonic_roce(path: Path) -> bool:
+    """A RoCE example whose every switch runs SONiC: the lab wires SONiC switches only."""
+    from fabgen.qos import used_platforms
+
     intent = load(path).intent
-    p = intent.platforms
-    return intent.fabric.transport == "roce" and "sonic" in (p.leaf, p.spine, p.core)
+    return intent.fabric.transport == "roce" and set(used_platforms(intent).values()) == {"sonic"}
 
 
 EXAMPLES = [p for p in INVENTORIES if _sonic_roce(p)]

@@ -122,7 +122,7 @@ def test_every_cabling_file_carries_the_same_panels(path: Path) -> None:
                   and r["a_device"] in nodes):
                 assert r["a_panel"] == DGX_H100_PANELS[r["a_port"]], r
             assert z.model in ("qm9700", "qm8700", "sn5600", "sn4600c", "7060x6-64pe",
-                               "sn4700", "q3400")
+                               "sn4700", "q3400", "qfx5240-64od")
     # the rails table says the same as the sheet for every compute port
     cabled = {(r["a_device"], r["a_port"]): (r["a_panel"], r["z_panel"])
               for r in _csv(files["cabling/cabling.csv"]) if r["kind"] == "node-leaf"}

@@ -94,3 +94,17 @@ def test_what_the_schema_refuses_is_an_error(junos_ctx: RenderContext, models: t
     cfg[config.ROOT][section][key] = value
     run = _yanglint(models, cfg, tmp_path / "bad.json")
     assert run.returncode != 0 and message in run.stderr, run.stderr
+
+
+def test_every_junos_config_of_the_example_validates(models: tuple[Path, ...],
+                                                      tmp_path: Path) -> None:
+    """Issue 32's bar: each QFX5240's JSON in golden/roce-junos-sonic (what tests/test_golden
+    holds equal to a fresh render) is valid 23.4R2-EVO configuration."""
+    from tests.conftest import GOLDEN
+
+    configs = sorted((GOLDEN / "roce-junos-sonic" / "junos").glob("*.json"))
+    assert len(configs) == 8  # the example's eight leaves
+    run = subprocess.run(["yanglint", "-p", str(models[0].parent), "-t", "config",
+                          *map(str, models), *map(str, configs)], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
