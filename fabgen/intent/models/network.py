@@ -30,7 +30,8 @@ else:
 class PlatformsSpec(StrictModel):
     leaf: Platform = registry.DEFAULT
     """Each role's OS must run on its switch model: EOS on Arista, NVUE (Cumulus Linux) on
-    NVIDIA Spectrum, SONiC on either and on white boxes."""
+    NVIDIA Spectrum, Junos (Junos OS Evolved) on Juniper QFX5240, SONiC on Arista, NVIDIA
+    and white boxes (each platform's facts list the models it runs on)."""
     spine: Platform | None = None
     """Defaults to the leaf platform."""
     core: Platform | None = None
