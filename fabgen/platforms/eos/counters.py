@@ -22,14 +22,15 @@ snapshot without those keys (another eAPI revision) is an error, never a pass.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fabgen import user_files
 from fabgen.errors import FabgenError
+from fabgen.verify.findings import Finding  # check: pfc | lossless-drops | ecn | snapshot
 
-__all__ = ["COMMANDS", "Budget", "CounterFinding", "compare", "compare_dirs", "snapshot_file"]
+__all__ = ["COMMANDS", "Budget", "compare", "compare_dirs", "snapshot_file"]
 
 PFC = "show priority-flow-control counters"
 QUEUE_DROPS = "show interfaces counters queue detail"
@@ -49,23 +50,6 @@ class Budget:
         if self.pfc_frames_max is not None:
             return self.pfc_frames_max
         return int(self.pause_pps * elapsed_s)
-
-
-@dataclass(frozen=True, slots=True)
-class CounterFinding:
-    device: str
-    port: str
-    check: str  # pfc | lossless-drops | ecn | snapshot
-    expected: str
-    actual: str
-
-    @property
-    def message(self) -> str:
-        where = f"{self.device} {self.port}" if self.port else self.device
-        return f"{where}: {self.check}: expected {self.expected}, got {self.actual}"
-
-    def as_json(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def snapshot_file(directory: Path, device: str, command: str) -> Path:
@@ -90,9 +74,9 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def compare(device: str, ports: list[str], before: dict[str, Any], after: dict[str, Any],
-            elapsed_s: float, budget: Budget) -> list[CounterFinding]:
+            elapsed_s: float, budget: Budget) -> list[Finding]:
     """Findings of one switch: `before`/`after` are {command: JSON output}."""
-    out: list[CounterFinding] = []
+    out: list[Finding] = []
     limit = budget.pfc_frames(elapsed_s)
     why = (f"at most {limit} PFC frames each way in {elapsed_s:.0f} s"
            + (" (monitoring.verify_pfc_frames_max)" if budget.pfc_frames_max is not None
@@ -109,14 +93,14 @@ def compare(device: str, ports: list[str], before: dict[str, Any], after: dict[s
             drops = sum(_delta(int(tcs[0].get(dp, {}).get("droppedPackets", 0)),
                                int(v["droppedPackets"])) for dp, v in tcs[1].items())
         except (KeyError, TypeError, ValueError) as exc:
-            out.append(CounterFinding(device, port, "snapshot", "the port's PFC and "
+            out.append(Finding(device, port, "snapshot", "the port's PFC and "
                                       f"{q} unicast drop counters in both snapshots",
                                       f"no {exc}"))
             continue
         if rx > limit or tx > limit:
-            out.append(CounterFinding(device, port, "pfc", why, f"received {rx}, sent {tx}"))
+            out.append(Finding(device, port, "pfc", why, f"received {rx}, sent {tx}"))
         if drops:
-            out.append(CounterFinding(device, port, "lossless-drops",
+            out.append(Finding(device, port, "lossless-drops",
                                       f"no packet dropped by the lossless queue {q} (PFC "
                                       "pauses the sender first)", f"{drops} dropped"))
         if budget.ecn_marks_max is not None:
@@ -125,12 +109,12 @@ def compare(device: str, ports: list[str], before: dict[str, Any], after: dict[s
                               str(budget.lossless_queue)) for s in (before, after)]
                 marked = _delta(int(marks[0]), int(marks[1]))
             except (KeyError, TypeError, ValueError) as exc:
-                out.append(CounterFinding(device, port, "snapshot", "the ECN counter of "
+                out.append(Finding(device, port, "snapshot", "the ECN counter of "
                                           f"queue {budget.lossless_queue} in both snapshots",
                                           f"no {exc}"))
                 continue
             if marked > budget.ecn_marks_max:
-                out.append(CounterFinding(device, port, "ecn", f"at most "
+                out.append(Finding(device, port, "ecn", f"at most "
                                           f"{budget.ecn_marks_max} ECN marks "
                                           "(monitoring.verify_ecn_marks_max)", str(marked)))
     return out
@@ -148,16 +132,16 @@ def _read(directory: Path, device: str, command: str) -> Any:
 
 
 def compare_dirs(switches: dict[str, list[str]], before: Path, after: Path, elapsed_s: float,
-                 budget: Budget) -> list[CounterFinding]:
+                 budget: Budget) -> list[Finding]:
     """Every selected switch ({name: planned ports}) from two `anta exec snapshot` dirs; a
     switch missing from a snapshot is one finding, not an error of the run."""
     commands = [PFC, QUEUE_DROPS] + ([ECN] if budget.ecn_marks_max is not None else [])
-    out: list[CounterFinding] = []
+    out: list[Finding] = []
     for device, ports in switches.items():
         try:
             snaps = [{c: _read(d, device, c) for c in commands} for d in (before, after)]
         except (OSError, ValueError, FabgenError) as exc:
-            out.append(CounterFinding(device, "", "snapshot", "both snapshots", str(exc)))
+            out.append(Finding(device, "", "snapshot", "both snapshots", str(exc)))
             continue
         out += compare(device, ports, snaps[0], snaps[1], elapsed_s, budget)
     return out

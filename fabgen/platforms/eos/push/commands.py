@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ class VerifyCounters(Command):
         findings = compare_dirs(switches, Path(args.before), Path(args.after), args.elapsed,
                                 budget)
         if args.json:
-            print(json.dumps([f.as_json() for f in findings], indent=2))
+            print(json.dumps([asdict(f) for f in findings], indent=2))
         else:
             lines = [_one_line(f.message) for f in findings]
             lines.append(f"{len(findings)} finding(s) on {len({f.device for f in findings})} of "
