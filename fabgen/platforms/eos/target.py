@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -47,9 +46,10 @@ from fabgen.platforms.common.render import (
     queue_specs,
     sanitize_description,
 )
+from fabgen.platforms.common.switch_target import SwitchTarget
 from fabgen.qos import QosPlan
 from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan, by_unit
+from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
@@ -105,21 +105,13 @@ _WATCHDOG_ACTION = {"drop": "drop"}
 
 # --- the target -------------------------------------------------------------------------------
 
-class EosTarget:
+class EosTarget(SwitchTarget):
     name = "eos"
     description = "Arista EOS running-config per EOS switch (RoCE fabrics)"
-
-    def applies(self, ctx: RenderContext) -> bool:
-        return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
-
-    def units(self, ctx: RenderContext) -> Sequence[str]:
-        return [s.name for s in ctx.fabric.switches if s.platform == PLATFORM]
+    platform = PLATFORM
 
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         return {f"eos/{unit}.cfg": config_text(device_config(ctx, ctx.index.switches[unit]))}
-
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return by_unit(self, ctx)
 
 
 TARGET = EosTarget()

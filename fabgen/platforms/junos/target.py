@@ -7,9 +7,8 @@ once per render.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from fabgen import underlay
+from fabgen.platforms.common.switch_target import SwitchTarget
 from fabgen.platforms.junos import config, cos, facts, text
 from fabgen.targets.base import Artifacts, RenderContext
 
@@ -50,33 +49,20 @@ def _ecn(ctx: RenderContext) -> list[str]:
             "switch."]
 
 
-class JunosTarget:
+class JunosTarget(SwitchTarget):
     name = facts.PLATFORM
     description = "Junos OS Evolved configuration per QFX5240 switch (JSON, text, set)"
 
     def __init__(self, platform: str = facts.PLATFORM) -> None:
         self.platform = platform  # which switches it renders (tests: another platform's)
 
-    def applies(self, ctx: RenderContext) -> bool:
-        return ctx.qos is not None and any(s.platform == self.platform
-                                           for s in ctx.fabric.switches)
-
-    def units(self, ctx: RenderContext) -> Sequence[str]:
-        return [s.name for s in ctx.fabric.switches if s.platform == self.platform]
-
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         cfg = config.device_config(ctx, ctx.index.switches[unit])
         out = {f"junos/{unit}.json": text.json_text(cfg),
                f"junos/{unit}.conf": text.curly_text(cfg),
                f"junos/{unit}.set": text.set_text(cfg)}
-        if unit == self.units(ctx)[0]:
+        if unit == self.first_unit(ctx):
             out["junos/NOTES.txt"] = "".join(f"- {line}\n" for line in notes(ctx))
-        return out
-
-    def render(self, ctx: RenderContext) -> Artifacts:
-        out: Artifacts = {}
-        for unit in self.units(ctx):
-            out.update(self.render_unit(ctx, unit))
         return out
 
 

@@ -68,7 +68,6 @@ Key names follow Cumulus Linux 5.12 (`enable: on` spellings; later releases rena
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from fabgen import qos, underlay
@@ -80,10 +79,11 @@ from fabgen.platforms.common.render import (
     queue_specs,
     sanitize_description,
 )
+from fabgen.platforms.common.switch_target import SwitchTarget
 from fabgen.platforms.nvue import telemetry
 from fabgen.qos import QosPlan
 from fabgen.serialize import yaml_text
-from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan, by_unit
+from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
@@ -108,22 +108,14 @@ POLL_RANGE_MS = (100, 5000)
 ROBUSTNESS_RANGE = (1, 1000)
 
 
-class NvueTarget:
+class NvueTarget(SwitchTarget):
     name = "nvue"
     description = "Cumulus Linux NVUE startup.yaml per NVUE switch (RoCE fabrics)"
-
-    def applies(self, ctx: RenderContext) -> bool:
-        return ctx.qos is not None and any(s.platform == PLATFORM for s in ctx.fabric.switches)
-
-    def units(self, ctx: RenderContext) -> Sequence[str]:
-        return [s.name for s in ctx.fabric.switches if s.platform == PLATFORM]
+    platform = PLATFORM
 
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         switch = ctx.index.switches[unit]
         return {f"nvue/{unit}/startup.yaml": startup_yaml(device_config(ctx, switch))}
-
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return by_unit(self, ctx)
 
 
 TARGET = NvueTarget()

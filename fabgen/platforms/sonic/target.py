@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
 
 from fabgen import underlay
 from fabgen.catalog.ports import host_port_name, native_lanes, switch_port_name
+from fabgen.platforms.common.switch_target import SwitchTarget
 from fabgen.platforms.sonic import bgp as sonic_bgp
 from fabgen.platforms.sonic import buffers as sonic_buffers
 from fabgen.platforms.sonic import frr as sonic_frr
 from fabgen.platforms.sonic.data import skus as sonic_skus
 from fabgen.qos import CAPABILITIES, QosPlan, TrafficClass
 from fabgen.serialize import json_text
-from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan, by_unit
+from fabgen.targets.base import Artifacts, RenderContext, UnsupportedPlan
 from fabgen.targets.cable_lengths import cable_lengths
 from fabgen.topology.index import FabricPort
 from fabgen.topology.model import Switch
@@ -114,15 +114,10 @@ _QUEUES = range(8)  # 802.1p priorities 0..7 = traffic classes = egress queues
 _UNSAFE_DESCRIPTION = re.compile(r"[^A-Za-z0-9._:/@+-]")
 
 
-class SonicTarget:
+class SonicTarget(SwitchTarget):
     name = "sonic"
     description = "SONiC config_db.json and FRR bgpd config per SONiC switch (RoCE fabrics)"
-
-    def applies(self, ctx: RenderContext) -> bool:
-        return ctx.qos is not None and any(s.platform == "sonic" for s in ctx.fabric.switches)
-
-    def units(self, ctx: RenderContext) -> Sequence[str]:
-        return [s.name for s in ctx.fabric.switches if s.platform == "sonic"]
+    platform = "sonic"
 
     def render_unit(self, ctx: RenderContext, unit: str) -> Artifacts:
         switch = ctx.index.switches[unit]
@@ -136,9 +131,6 @@ class SonicTarget:
             f"sonic/{unit}/golden_config_db.json": config_db_text(
                 sonic_bgp.golden(metadata)),  # type: ignore[arg-type]
         }
-
-    def render(self, ctx: RenderContext) -> Artifacts:
-        return by_unit(self, ctx)
 
 
 TARGET = SonicTarget()
