@@ -341,8 +341,10 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
             device, name = parts[-2], KNOWN_NAMES[parts[-1]]
         else:
             suffix = PurePosixPath(parts[-1]).suffix
-            if suffix and suffix not in SUFFIXES and not _is_device_name(parts[-1], render):
-                continue  # a README.md or a picture beside the backups is not a switch
+            if suffix and suffix not in SUFFIXES and parts[-1] not in render:
+                # a README.md or a picture beside the backups is not a switch (but a switch
+                # named `leaf.pod1` is one)
+                continue
             device = parts[-1].removesuffix(suffix) if suffix in SUFFIXES else parts[-1]
             name = None
         if name is None:
@@ -351,11 +353,6 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
             name = rendered[0] if rendered else DEFAULT_KIND[fmt]
         out.setdefault(device, {})[name] = path
     return out
-
-
-def _is_device_name(name: str, render: dict[str, dict[str, str]]) -> bool:
-    """A file named after a switch of the render (`leaf.pod1` has a dot)."""
-    return name in render
 
 
 def _owned(kind: Kind, backup: str, render: str, where: tuple[str, str], owned: bool,
