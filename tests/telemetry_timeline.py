@@ -156,12 +156,56 @@ def eos_updates(step: int, storm: bool) -> list[dict[str, str]]:
 
 
 def eos_events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
-    """One event per update, named after the subscription whose path the update is under."""
+    return openconfig_events(config, eos_updates(step, storm), step)
+
+
+# --- Junos ------------------------------------------------------------------------------------
+
+def junos_updates(step: int, storm: bool) -> list[dict[str, str]]:
+    """Junos's updates at `step`. Healthy: both uplinks pause 10 frames/s on priority 3 both
+    ways. Storm: et-0/0/16:0 receives 20,000 pauses/s, its lossless queue tail-drops from step
+    20 (the watchdog dropping it), its BGP session to 10.254.0.0 and its BFD session go down at
+    step 20 and it runs at 200G; et-0/0/16:1 receives pauses on priority 0 (not lossless: no
+    storm of the plan's priority) and flaps four times. (Junos has no ECN-mark or watchdog
+    counter to fault.)"""
+    out = []
+    for update in fixture("junos-openconfig-updates.json"):
+        path, val = update["path"], update["val"]
+        first = "et-0/0/16:0" in path
+        if "jnx-pfc-statistics[priority=3]/" in path:
+            val = str(int(val) + 100 * step + (200_000 * step if storm and first and
+                                                   path.endswith("in-mac-pause-frames") else 0))
+        elif storm and "jnx-pfc-statistics[priority=0]/in-mac-pause-frames" in path and not first:
+            val = str(200_000 * step)
+        elif storm and step >= 20 and first and "out-queue[queue-number=3]/tail-drop-pkts" in path:
+            val = str(int(val) + 5)
+        elif storm and step >= 20 and "neighbor-address=10.254.0.0" in path:
+            val = "ACTIVE"
+        elif storm and step >= 20 and first and path.startswith("/bfd/"):
+            val = "DOWN"
+        elif storm and first and path.endswith("port-speed"):
+            val = "openconfig-if-ethernet:SPEED_200GB"
+        elif storm and not first and path.endswith("carrier-transitions"):
+            val = str(int(val) + min(step, 8))
+        elif storm and not first and path.endswith("oper-status") and step < 8:
+            val = "DOWN" if step % 2 else "UP"
+        out.append({"path": path, "val": val})
+    return out
+
+
+def junos_events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
+    return openconfig_events(config, junos_updates(step, storm), step)
+
+
+def openconfig_events(config: dict[str, Any], updates: list[dict[str, str]],
+                      step: int) -> list[dict[str, Any]]:
+    """One event per leaf-by-leaf update of leaf-su1-r0, named after the subscription whose
+    path the update is under."""
     subs = {p: name for name, sub in config["subscriptions"].items() for p in sub["paths"]}
     target = "leaf-su1-r0"
     tags = config["targets"][target]["event-tags"]
     out = []
-    for update in eos_updates(step, storm):
+    for update in updates:
         bare, _ = gnmic_model._path_tags(update["path"])
         name = next(n for p, n in subs.items() if bare == p or bare.startswith(p + "/"))
         value = json.loads(json.dumps(update["val"]))

@@ -17,6 +17,7 @@ import yaml
 
 from fabgen.intent.loader import load
 from fabgen.platforms.eos import telemetry as eos_telemetry
+from fabgen.platforms.junos import telemetry as junos_telemetry
 from fabgen.platforms.sonic import snmp as sonic_snmp
 from fabgen.platforms.sonic import telemetry as sonic_telemetry
 from fabgen.render import render
@@ -25,9 +26,12 @@ from tests import gnmic_model, telemetry_timeline
 from tests.conftest import ROOT
 from tests.test_alerts import _alert, _run_tests
 
-INVENTORY = {"sonic": "roce-256-sonic", "eos": "roce-eos-nvue-2to1"}
-CONFIG = {"sonic": sonic_telemetry.GNMIC_SONIC, "eos": eos_telemetry.GNMIC_EOS}
-EVENTS = {"sonic": telemetry_timeline.sonic_events, "eos": telemetry_timeline.eos_events}
+INVENTORY = {"sonic": "roce-256-sonic", "eos": "roce-eos-nvue-2to1",
+             "junos": "roce-junos-sonic"}
+CONFIG = {"sonic": sonic_telemetry.GNMIC_SONIC, "eos": eos_telemetry.GNMIC_EOS,
+          "junos": junos_telemetry.GNMIC_JUNOS}
+EVENTS = {"sonic": telemetry_timeline.sonic_events, "eos": telemetry_timeline.eos_events,
+          "junos": telemetry_timeline.junos_events}
 
 # alert -> (metric, labels that pick the faulted series, extra alert labels, when it fires)
 FIRES: dict[str, dict[str, tuple[str, dict[str, str], dict[str, str], str]]] = {
@@ -62,6 +66,21 @@ FIRES: dict[str, dict[str, tuple[str, dict[str, str], dict[str, str], str]]] = {
         "LinkWrongSpeed": ("eos_intf_port_speed", {"interface_name": "Ethernet1/1"}, {}, "7m"),
         "LinkFlapping": ("eos_intf_carrier_transitions", {"interface_name": "Ethernet1/5"}, {},
                          "5m"),
+    },
+    "junos": {
+        "PfcStorm": ("junos_pfc_in_mac_pause_frames", {"interface_name": "et-0/0/16:0",
+                                                       "priority": "3"}, {}, "3m"),
+        "PfcPauseRate": ("junos_pfc_in_mac_pause_frames", {"interface_name": "et-0/0/16:0",
+                                                           "priority": "3"},
+                         {"direction": "received"}, "7m"),
+        "LosslessQueueDrops": ("junos_queues_tail_drop_pkts",
+                               {"interface_name": "et-0/0/16:0", "queue": "3"}, {}, "4m"),
+        "BgpSessionDown": ("junos_bgp_session_state", {"neighbor": "10.254.0.0"}, {}, "5m"),
+        "BfdSessionDown": ("junos_bfd_session_state", {"interface_name": "et-0/0/16:0.0"}, {},
+                           "5m"),
+        "LinkWrongSpeed": ("junos_intf_port_speed", {"interface_name": "et-0/0/16:0"}, {}, "7m"),
+        "LinkFlapping": ("junos_intf_carrier_transitions", {"interface_name": "et-0/0/16:1"},
+                         {}, "5m"),
     },
 }
 

@@ -15,8 +15,13 @@ Everything fabgen knows about Junos lives here; only `fabgen/platforms/registry/
   switch)
 - `saved.py`: parsers of `show ... | display json`, the files `fabgen verify` reads and their
   findings
-- `telemetry.py`: gNMI paths per alert signal (unverified, see below)
-- `outputs.py`: `OUTPUTS` (contract/outputs.py): target, saved outputs, report notes
+- `telemetry.py`: `telemetry/gnmic-junos.yaml`: gnmic on the gNMI paths of Juniper's
+  23.4R2-EVO models (OpenConfig and Juniper's augments), each with its source;
+  `templates/junos-names.star.j2` names the answers (the OpenConfig naming is shared:
+  `common/templates/openconfig-names.star.j2`)
+- `alerts.py`: `SIGNALS`, the series the alert rules read, and what cannot be alerted on
+- `outputs.py`: `OUTPUTS` (contract/outputs.py): target, collector, signals, saved outputs,
+  report notes
 - `push/candidate.py`: curly text parser, candidate = running minus owned statements plus
   render, management guard
 - `push/driver.py`: `JunosDriver(Driver)`: napalm `junos`, `load override`, `commit confirmed`,
@@ -38,9 +43,13 @@ Everything fabgen knows about Junos lives here; only `fabgen/platforms/registry/
   `routing-instances mgmt_junos`) guarded.
 - Verify: `bgp.json`, `bfd.json` (with BFD), `interfaces.json`, `lldp.json` saved by
   `verify/collect-junos.sh`; media MTU converted to the plan's IP MTU.
-- Telemetry and alerts: none yet. gNMI port 32767 is the JVD's; `telemetry.PATHS` are
-  OpenConfig paths **not verified on a QFX5240**, and per-priority PFC frames and PFC watchdog
-  storms have **no sourced path**, so no collector file or alert group is written.
+- Telemetry and alerts: gnmic dials gNMI on port 32767 (the JVD's) over TLS. PFC frames per
+  priority come from Juniper's augment `jnx-pfc-statistics` (in/out-mac-pause-frames), lossless
+  drops from the augment's `out-queue` tail drops, link, BGP and BFD state from OpenConfig;
+  every path is in Juniper's 23.4R2-EVO models and none is marked not-supported by Juniper's
+  deviations. No model of that release has a PFC watchdog or ECN-mark counter: no
+  PfcWatchdogTriggered or EcnMarksOnNonRoceQueue rule for Junos (the report says so). Which of
+  the paths a QFX5240 streams is **not verified on a switch**.
 - Headroom report: Junos sizes PFC headroom itself from `input cable-length` (one profile per
   distinct cable length, `fabgen-pfc-<m>m`); no Juniper table to quote, so the report's
   headroom table says NOT SIZED.
@@ -71,6 +80,12 @@ Everything fabgen knows about Junos lives here; only `fabgen/platforms/registry/
   rollback, refused statement, management guard.
 - `test_config.py`: plan values read back, Juniper values pinned, three renderings equal,
   injection, refusals. `test_saved.py`: parsers and telemetry facts.
+- `test_telemetry.py`: the gNMI fixture the alert tests run on
+  (`tests/fixtures/gnmi/junos-openconfig-updates.json`) parsed by libyang as data of Juniper's
+  23.4R2-EVO OpenConfig modules and augments (unknown leaves and wrong types refused), every
+  subscribed path under no `deviate not-supported` of `jnx-openconfig-dev.yang`.
+  tests/test_telemetry_pipeline.py runs every Junos alert through gnmic's event model, the
+  rendered processor in starlark-go and `promtool test rules`, storm and healthy.
 - `test_contract.py`: the shared platform contract (tests/platforms/contract.py) with a Junos
   lab (`lab.py`): `fabgen push` through napalm `junos` to the fake device (dry run, commit
   confirmed then confirm keeping management, a refused statement, a failed health check

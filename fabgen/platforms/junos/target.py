@@ -27,7 +27,11 @@ def notes(ctx: RenderContext) -> list[str]:
         "largest Juniper configures on the QFX5240 (JVD), not a published hardware maximum.",
         f"ECMP: `maximum-ecmp` up to {facts.MAX_ECMP} is the 23.4R2-EVO schema's ceiling; "
         "Juniper publishes no QFX5240 ECMP group limit.",
-        "Telemetry: per-priority PFC and PFC watchdog counters have no sourced gNMI path.",
+        "Telemetry: telemetry/gnmic-junos.yaml subscribes to paths of Juniper's 23.4R2-EVO "
+        "models (OpenConfig and Juniper's augments: PFC frames per priority, queue tail "
+        "drops, link, BGP and BFD state); which of them a QFX5240 streams is NOT verified on "
+        "a switch. Those models have no PFC watchdog or ECN-mark counter, so neither is "
+        "alerted on.",
     ]
     under = underlay.plan(ctx.intent)
     if under.keepalive_s * 3 != under.hold_s:

@@ -1,8 +1,9 @@
 """Junos runs the shared platform contract (tests/platforms/contract.py): its configurations
 validated by libyang against Juniper's 23.4R2-EVO YANG (yang.py, FABGEN_JUNOS_YANG; skipped
 without it), pushed with `fabgen push` through napalm's `junos` driver to the fake Junos device
-(commit confirmed by the device), verified from `| display json` outputs. It streams no
-series fabgen alerts on yet (outputs.py says why): that case skips, saying so."""
+(commit confirmed by the device), verified from `| display json` outputs, and its PFC storm
+alert fired on the series its gnmic collector makes of Juniper's `jnx-pfc-statistics`
+(telemetry.py)."""
 
 from __future__ import annotations
 
@@ -65,4 +66,5 @@ class TestJunos(PlatformContract):
     harness = Harness(
         platform="junos", validate=_validate, lab=("junos", "leaf-su1-r0"),
         make_lab=lab.JunosLab, management_kept=_management_kept, saved_outputs=_saved,
-        fixture_intent=lab.FABRIC)
+        fixture_intent=lab.FABRIC,
+        telemetry_fixture=("roce-junos-sonic", "leaf-su1-r0", "et-0/0/16:0"))

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from fabgen.intent.loader import load
 from fabgen.platforms.junos import facts, saved, telemetry
+from fabgen.topology.build import build
+from tests.conftest import ROOT
 
 DATA = Path(__file__).with_name("data")
 
@@ -60,8 +63,13 @@ def test_commands_and_telemetry_facts() -> None:
     # Run from the switch's shell: one CLI command each, the JSON pipe inside it.
     assert all(c[1].startswith("cli -c 'show ") and c[1].endswith("| display json'")
                for c in saved.COMMANDS)
-    assert telemetry.VERIFIED is False
-    signals = {p.signal for p in telemetry.PATHS}
-    assert {"pfc_rx", "watchdog", "oper_up", "speed", "bgp_up", "bfd_up"} <= signals
-    assert telemetry.gnmic_targets({"leaf1": "192.0.2.51"}) == {
-        "leaf1": {"address": f"192.0.2.51:{facts.GNMI_PORT}"}}
+    # gnmic dials the port Juniper's JVD serves gRPC on, over TLS, one subscription per
+    # group of paths (tests/platforms/junos/test_telemetry.py checks them against the models).
+    fabric = build(load(ROOT / "inventories" / "roce-junos-sonic.yaml").intent)
+    leaves = [s for s in fabric.switches if s.platform == "junos"]
+    cfg = telemetry.junos_gnmic(fabric, leaves)
+    target = cfg["targets"][leaves[0].name]
+    assert target["address"] == f"{leaves[0].name}:{facts.GNMI_PORT}"
+    assert (target["insecure"], target["skip-verify"]) == (False, False)
+    assert sorted(cfg["subscriptions"]) == ["bfd", "bgp", "intf", "pfc", "queues"]
+    assert cfg["outputs"]["prometheus"]["listen"] == f":{telemetry.PROMETHEUS_PORT}"
