@@ -1,7 +1,7 @@
 """The rendered Prometheus rules pass `promtool check rules`, and `promtool test rules` sees the
 right alerts fire on synthetic series of a PFC storm (and other faults) and stay silent on a
-healthy fabric (synthetic series here; tests/test_telemetry_pipeline.py feeds them from gNMI
-answers through the rendered gnmic processors)."""
+healthy fabric (synthetic series here; the platform contract feeds each platform's rules from
+its server's answers through its rendered collector: tests/platforms/contract.py)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def _alert(alertname: str, eval_time: str, *expected: dict[str, str]) -> dict[st
 
 
 @pytest.mark.realtool
-@pytest.mark.parametrize("inventory", ["roce-256-sonic", "roce-eos-nvue-2to1", "ib-ndr-1024"])
+@pytest.mark.parametrize("inventory", ["roce-256-sonic", "roce-eos-nvue-2to1", "roce-junos-sonic",
+                                       "ib-ndr-1024"])
 def test_rules_pass_promtool_check(inventory: str, tmp_path: Path) -> None:
     run = _promtool("check", "rules", str(_rules(inventory, tmp_path)))
     assert run.returncode == 0, run.stdout + run.stderr

@@ -42,6 +42,21 @@ LabSpec = tuple[str, str]
 SavedOutputs = Callable[[ExpectedSwitch, Any], dict[str, str]]
 
 
+# alert -> (metric, labels that pick the faulted series, extra alert labels, when it fires)
+Fires = Mapping[str, tuple[str, Mapping[str, str], Mapping[str, str], str]]
+
+
+@dataclass(frozen=True)
+class AlertTimeline:
+    """A platform's telemetry as its server sends it, through its rendered collector."""
+
+    inventory: str  # the example whose golden render's collector and rules are used
+    # storm? -> {series: value per step}: a PFC storm with every fault its alerts know, or a
+    # healthy fabric (tests/telemetry_timeline.py runs the collector)
+    timeline: Callable[[bool], dict[str, list[float]]]
+    fires: Fires  # every alert of its rule group, and where the storm must fire it
+
+
 @dataclass(frozen=True)
 class Harness:
     """What a platform plugs into the contract."""
@@ -68,6 +83,10 @@ class Harness:
     # An intent using the platform, for the verify cases when no example inventory does.
     fixture_intent: Path | None = None
     extra_labels: Mapping[str, str] = field(default_factory=dict)
+    # Its telemetry server's answers through its collector (tests/platforms/<os>/gnmi.py);
+    # None: `no_alert_timeline` says why, and only the synthetic storm case runs.
+    alert_timeline: AlertTimeline | None = None
+    no_alert_timeline: str = ""
 
 
 def _intent_platforms(path: Path) -> set[str]:
@@ -322,6 +341,57 @@ class PlatformContract:
         _run_tests(rules, [{"interval": "10s", "input_series": [storm, calm],
                             "alert_rule_test": [{"eval_time": "3m", "alertname": "PfcStorm",
                                                  "exp_alerts": [{"exp_labels": expected}]}]}])
+
+
+    def _timeline_group(self) -> tuple[AlertTimeline, str, dict[str, Any]]:
+        h = self.harness
+        if h.alert_timeline is None:
+            assert h.no_alert_timeline, "an alert timeline or the reason there is none"
+            pytest.skip(f"{h.platform}: {h.no_alert_timeline}")
+        require_tool("promtool")
+        text = (GOLDEN / h.alert_timeline.inventory / alerts.RULES).read_text()
+        groups = [g for g in yaml.safe_load(text)["groups"]
+                  if g["name"].endswith(f"-{h.platform}")]
+        assert len(groups) == 1, [g["name"] for g in groups]
+        return h.alert_timeline, text, groups[0]
+
+    def test_every_alert_has_a_case_in_its_timeline(self) -> None:
+        t, _, group = self._timeline_group()
+        assert sorted(r["alert"] for r in group["rules"]) == sorted(t.fires)
+
+    def test_every_alert_fires_from_its_telemetry(self, tmp_path: Path) -> None:
+        """Each alert of its group fires on the faulted series, from answers shaped as its
+        server sends them, with the labels its collector gives (one promtool run)."""
+        t, text, group = self._timeline_group()
+        from tests import telemetry_timeline
+        from tests.test_alerts import _alert, _run_tests
+
+        storm = t.timeline(True)
+        checks = []
+        for rule in group["rules"]:
+            metric, pick, extra, at = t.fires[rule["alert"]]
+            matches = [telemetry_timeline.labels(k) for k in storm if k.startswith(metric + "{")
+                       and pick.items() <= telemetry_timeline.labels(k).items()]
+            assert len(matches) == 1, (rule["alert"], metric, pick, matches)
+            checks.append(_alert(rule["alert"], at, {**matches[0], **extra, **rule["labels"]}))
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(text)
+        _run_tests(rules, [{"interval": f"{telemetry_timeline.STEP_S}s",
+                            "input_series": telemetry_timeline.promtool_series(storm),
+                            "alert_rule_test": checks}])
+
+    def test_healthy_telemetry_is_silent(self, tmp_path: Path) -> None:
+        t, text, group = self._timeline_group()
+        from tests import telemetry_timeline
+        from tests.test_alerts import _alert, _run_tests
+
+        rules = tmp_path / "rules.yaml"
+        rules.write_text(text)
+        checks = [_alert(r["alert"], at) for r in group["rules"] for at in ("3m", "7m", "10m")]
+        _run_tests(rules, [{"interval": f"{telemetry_timeline.STEP_S}s",
+                            "input_series": telemetry_timeline.promtool_series(
+                                t.timeline(False)),
+                            "alert_rule_test": checks}])
 
 
 def _series(selector: str, prio: str, labels: Mapping[str, str], values: str) -> dict[str, str]:

@@ -84,8 +84,9 @@ Everything fabgen knows about Junos lives here; only `fabgen/platforms/registry/
   (`tests/fixtures/gnmi/junos-openconfig-updates.json`) parsed by libyang as data of Juniper's
   23.4R2-EVO OpenConfig modules and augments (unknown leaves and wrong types refused), every
   subscribed path under no `deviate not-supported` of `jnx-openconfig-dev.yang`.
-  tests/test_telemetry_pipeline.py runs every Junos alert through gnmic's event model, the
-  rendered processor in starlark-go and `promtool test rules`, storm and healthy.
+  The contract's timeline cases (tests/platforms/junos/gnmi.py) run every Junos alert through
+  gnmic's event model, the rendered processor in starlark-go and `promtool test rules`, storm
+  and healthy.
 - `test_contract.py`: the shared platform contract (tests/platforms/contract.py) with a Junos
   lab (`lab.py`): `fabgen push` through napalm `junos` to the fake device (dry run, commit
   confirmed then confirm keeping management, a refused statement, a failed health check

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.platforms.contract import Harness, PlatformContract
+from tests.platforms.eos import gnmi
 
 
 def _management_kept(lab: Any, name: str, before: dict[str, str]) -> list[str]:
@@ -23,4 +24,5 @@ class TestEos(PlatformContract):
         no_validator="no public validator of EOS CLI configs exists that CI can run "
                      "(Arista's is EOS itself); tests/test_eos_nvue.py reads the configs back",
         lab=("sonic", "spine-01"), management_kept=_management_kept,
-        telemetry_fixture=("roce-eos-nvue-2to1", "leaf-su1-r0", "Ethernet1/1"))
+        telemetry_fixture=("roce-eos-nvue-2to1", "leaf-su1-r0", "Ethernet1/1"),
+        alert_timeline=gnmi.ALERTS)

@@ -15,7 +15,7 @@ from typing import Any
 from fabgen.platforms.junos import facts
 from fabgen.platforms.junos.push.candidate import flatten, parse
 from tests.platforms.contract import Harness, PlatformContract
-from tests.platforms.junos import lab, yang
+from tests.platforms.junos import gnmi, lab, yang
 
 
 def _validate(files: Mapping[str, str], tmp: Path) -> list[str]:
@@ -67,4 +67,5 @@ class TestJunos(PlatformContract):
         platform="junos", validate=_validate, lab=("junos", "leaf-su1-r0"),
         make_lab=lab.JunosLab, management_kept=_management_kept, saved_outputs=_saved,
         fixture_intent=lab.FABRIC,
-        telemetry_fixture=("roce-junos-sonic", "leaf-su1-r0", "et-0/0/16:0"))
+        telemetry_fixture=("roce-junos-sonic", "leaf-su1-r0", "et-0/0/16:0"),
+        alert_timeline=gnmi.ALERTS)

@@ -35,4 +35,7 @@ class TestNvue(PlatformContract):
         no_validator="no public schema of Cumulus NVUE's startup.yaml exists that CI can run; "
                      "tests/test_eos_nvue.py reads the configs back",
         lab=("nvue", "leaf-su1-r0"), management_kept=_management_kept, saved_outputs=_saved,
-        telemetry_fixture=("roce-eos-nvue-2to1", "spine-01", "swp1s0"))
+        telemetry_fixture=("roce-eos-nvue-2to1", "spine-01", "swp1s0"),
+        no_alert_timeline="no sample of Cumulus's OTLP export was found to build its answers "
+                          "from (the OpenTelemetry page documents metric names, not messages); "
+                          "its storm rule runs on series named as the collector serves them")

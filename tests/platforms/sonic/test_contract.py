@@ -11,6 +11,7 @@ from typing import Any
 
 from tests import sonic_yang
 from tests.platforms.contract import Harness, PlatformContract
+from tests.platforms.sonic import gnmi
 
 
 def _validate(files: Mapping[str, str], tmp: Path) -> list[str]:
@@ -42,4 +43,5 @@ class TestSonic(PlatformContract):
     harness = Harness(
         platform="sonic", validate=_validate, lab=("sonic", "leaf-su1-r0"),
         management_kept=_management_kept, saved_outputs=_saved,
-        telemetry_fixture=("roce-256-sonic", "leaf-su1-r0", "Ethernet0"))
+        telemetry_fixture=("roce-256-sonic", "leaf-su1-r0", "Ethernet0"),
+        alert_timeline=gnmi.ALERTS)
