@@ -238,3 +238,69 @@ def test_two_backups_compare_by_device(tmp_path: Path, cli) -> None:  # type: ig
             for f in result["files"]] == [
         ("leaf-su1-r3", [("~", "ntp server 192.0.2.1", "ntp server 192.0.2.2")])]
     assert result["devices"][0]["role"] == ""  # no render says which role it has
+
+
+JUNOS_RENDER = GOLDEN / "roce-junos-sonic"  # Junos leaves, SONiC spines
+
+
+def _junos_backups(tmp_path: Path) -> Path:
+    """Two Junos leaves' running configs as a backup tool saves them: the render's statements
+    plus the device's own `system services`."""
+    out = tmp_path / "backups"
+    out.mkdir()
+    for name in ("leaf-su1-r0", "leaf-su1-r1"):
+        text = (JUNOS_RENDER / "junos" / f"{name}.conf").read_text()
+        (out / name).write_text("system {\n    services {\n        ssh;\n    }\n}\n" + text)
+    return out
+
+
+def test_a_render_folder_given_alone_is_that_render_cut_to_it(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`fabgen diff backups/ out/pod/junos`: the folder is the render's Junos part (no SONiC
+    spines added, Junos's owned statements compared), not a directory of backups whose
+    `.conf` and `.json` files would be taken for EOS and SONiC configs."""
+    backups = _junos_backups(tmp_path)
+    for new in (JUNOS_RENDER / "junos", Path(f"{JUNOS_RENDER}/junos/")):
+        result = cli("diff", "--json", str(backups), str(new))
+        data = json.loads(result.out)
+        assert result.code == 2 and data["compared_by"] == "device"
+        assert data["summary"]["files"] == {"added": 6, "removed": 0, "changed": 0,
+                                            "unchanged": 2}
+        assert {d["new_os"] for d in data["devices"]} == {"junos"}
+        assert data["new"] == str(new).rstrip("/")
+    # the whole render: its SONiC spines too
+    data = json.loads(cli("diff", "--json", str(backups), str(JUNOS_RENDER)).out)
+    assert data["summary"]["files"]["added"] == 14
+
+
+def test_a_render_folder_at_a_git_revision_is_cut_too(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    repo = tmp_path / "repo"
+    shutil.copytree(JUNOS_RENDER, repo / "out" / "pod")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "r"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(repo)
+        result = cli("diff", "--json", "git:HEAD:out/pod/junos", "out/pod/junos")
+        data = json.loads(result.out)
+        assert result.code == 0, result.out[:800]
+        # the folder's 8 switches x 3 files and its NOTES, nothing of the SONiC spines
+        assert data["summary"]["files"]["unchanged"] == 25
+        result = cli("diff", "--json", "git:HEAD:out/pod/junos", str(_junos_backups(tmp_path)))
+        assert json.loads(result.out)["summary"]["files"] == {
+            "added": 0, "removed": 6, "changed": 0, "unchanged": 2}
+
+
+def test_a_copy_of_a_platform_folder_elsewhere_is_a_backup(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Outside a render (no manifest above it) the same files are backups, compared with the
+    render by device."""
+    copy = tmp_path / "copy"
+    shutil.copytree(JUNOS_RENDER / "junos", copy)
+    data = json.loads(cli("diff", "--json", str(copy), str(JUNOS_RENDER)).out)
+    assert data["compared_by"] == "device"
+    # the 8 leaves' configuration and its YANG JSON unchanged (the `set` rendering is no
+    # backup format), the SONiC spines added; NOTES.txt is the render's, not a switch
+    assert data["summary"]["files"] == {"added": 8, "removed": 0, "changed": 0,
+                                        "unchanged": 16}
+    assert {d["name"] for d in data["devices"]} == {f"spine-0{i}" for i in range(1, 5)}

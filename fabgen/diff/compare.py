@@ -194,7 +194,7 @@ def _by_path(old: Side, new: Side) -> DiffResult:
         before, after = platforms[name]
         devices.append(_device(name, roles.get(name, ""), before, after,
                                [f.name for f in files if f.device == name]))
-    return DiffResult(old.label, new.label, "path", files, unchanged, devices, cables,
+    return DiffResult(old.title, new.title, "path", files, unchanged, devices, cables,
                       _notes(old, new), held.spool)
 
 
@@ -325,6 +325,13 @@ def _sniff(side: Side, path: str) -> str:
     return "text"
 
 
+# Files a render writes in its folders under fixed names (`junos/NOTES.txt`): in a copy of
+# such a folder taken as backups they are the render's own files, not switches.
+_FOLDER_FILES = frozenset(
+    parts[-1] for k in BY_NAME.values() if not k.device and not k.generic
+    for p in k.patterns if len(parts := p.split("/")) == 2 and "*" not in parts[-1])
+
+
 def _backup_configs(side: Side, render: dict[str, dict[str, str]]
                     ) -> dict[str, dict[str, str]]:
     """device -> {kind: path} of a directory of backups: `<device>[.ext]`, `<device>/<file>`
@@ -341,6 +348,8 @@ def _backup_configs(side: Side, render: dict[str, dict[str, str]]
             device, name = parts[-2], KNOWN_NAMES[parts[-1]]
         else:
             suffix = PurePosixPath(parts[-1]).suffix
+            if parts[-1] in _FOLDER_FILES and parts[-1] not in render:
+                continue
             if suffix and suffix not in SUFFIXES and parts[-1] not in render:
                 # a README.md or a picture beside the backups is not a switch (but a switch
                 # named `leaf.pod1` is one)
@@ -386,7 +395,7 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
             # A wrong path (an empty directory, another fabric's backups) would otherwise
             # read as every switch added: a CI gate must not take that for a change.
             some = ", ".join(sorted(rendered, key=natural_key)[:3])
-            raise DiffError(f"{side.label}: holds no config of any switch of the render "
+            raise DiffError(f"{side.title}: holds no config of any switch of the render "
                             f"({some}, ...): not a directory of this fabric's backups")
     keys = sorted({(d, k) for side in (a, b) for d, ks in side.items() for k in ks},
                   key=lambda x: (natural_key(x[0]), x[1]))
@@ -426,5 +435,5 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
         kinds_b = {BY_NAME[k].os or "" for k in b.get(device, {})}
         devices.append(_device(device, roles.get(device, ""), kinds_a, kinds_b,
                                [f.name for f in files if f.device == device]))
-    return DiffResult(old.label, new.label, "device", files, unchanged, devices,
+    return DiffResult(old.title, new.title, "device", files, unchanged, devices,
                       CableCount(), [], held.spool)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import hashlib
+import json
 import os
+import posixpath
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -47,8 +49,14 @@ class Entry:
 class Side:
     """Files of one side by relative path (POSIX separators), read on demand."""
 
-    label: str
+    label: str  # where its files are (paths are shown under it)
     entries: dict[str, Entry]
+    named: str = ""  # what the user named, when not `label` (a render's folder given alone)
+
+    @property
+    def title(self) -> str:
+        """The side as the user named it."""
+        return self.named or self.label
 
     @property
     def kind(self) -> Literal["render", "backup"]:
@@ -303,7 +311,53 @@ class GitSide(Side):
 
 
 def open_side(spec: str) -> Side:
-    return GitSide(spec) if spec.startswith("git:") else DirSide(spec)
+    """The side `spec` names. A folder of a render given alone (`out/pod-a/junos`, as a
+    reviewer points at the one platform a change touches) is that render restricted to the
+    folder: without its manifest the folder would read as a directory of backups, its files'
+    platform guessed from their suffixes."""
+    side = GitSide(spec) if spec.startswith("git:") else DirSide(spec)
+    if side.kind == "backup" and (render := _enclosing_render(spec)) is not None:
+        render.entries = {rel: e for rel, e in render.entries.items()
+                          if rel == MANIFEST or rel.startswith(f"{side_folder(spec)}/")}
+        render.named = side.label
+        side.close()
+        return render
+    return side
+
+
+def side_folder(spec: str) -> str:
+    """The last path element of a side's spec (`git:REV:a/b/` -> `b`)."""
+    path = spec.removeprefix("git:").partition(":")[2] if spec.startswith("git:") else spec
+    return Path(path.rstrip("/") or ".").name
+
+
+def _enclosing_render(spec: str) -> Side | None:
+    """The render whose top-level folder `spec` is, or None: the parent holds fabgen's
+    manifest and the manifest lists files under the folder."""
+    folder = side_folder(spec)
+    if folder in ("", ".", ".."):
+        return None
+    if spec.startswith("git:"):
+        rev, _, path = spec.removeprefix("git:").partition(":")
+        parent = posixpath.dirname(path.rstrip("/"))
+        manifest = f"{parent}/{MANIFEST}" if parent else MANIFEST
+        if subprocess.run(["git", "cat-file", "-e", f"{rev}:{manifest}"], capture_output=True,
+                          check=False).returncode != 0:
+            return None
+        parent_spec = f"git:{rev}:{parent}"
+    else:
+        parent_spec = os.path.dirname(spec.rstrip("/")) or "."
+        if not Path(parent_spec, MANIFEST).is_file():
+            return None
+    try:
+        render = open_side(parent_spec)
+        files = json.loads(render.read(MANIFEST)).get("files")
+    except (FabgenError, ValueError, AttributeError):
+        return None
+    if not isinstance(files, dict) or not any(str(f).startswith(f"{folder}/") for f in files):
+        render.close()
+        return None
+    return render
 
 
 def same(a: Side, path_a: str, b: Side, path_b: str) -> bool:

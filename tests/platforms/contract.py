@@ -129,6 +129,15 @@ class PlatformContract:
         if self.harness.lab is not None:
             assert push_registry.get(name).facts is facts
 
+    def test_every_device_file_has_a_name_for_diff(self) -> None:
+        """`fabgen diff` names a device's files where it has several (a copy of the render's
+        folder as backups holds every rendering): each device kind needs its name."""
+        if self.harness.platform not in push_registry.names():
+            pytest.skip(f"{self.harness.platform} has no push face")
+        face = push_registry.get(self.harness.platform)
+        device_kinds = {k.name for k in face.kinds if k.device}
+        assert device_kinds <= set(face.config_names), device_kinds - set(face.config_names)
+
     # --- rendering ------------------------------------------------------------------------
 
     def test_renders_every_example_that_uses_it(self) -> None:

@@ -22,7 +22,11 @@ class JunosPush(Push):
     kinds = backup.KINDS
     # The active configuration a Junos switch keeps on disk (/config/juniper.conf.gz).
     backup_names: ClassVar[Mapping[str, str]] = {"juniper.conf": "junos"}
-    config_names: ClassVar[Mapping[str, str]] = {"junos": "juniper.conf"}
+    # How each file of a switch is named where a device holds several (a copy of the render's
+    # folder as backups holds all three renderings).
+    config_names: ClassVar[Mapping[str, str]] = {
+        "junos": "juniper.conf", "junos-json": "configuration (YANG JSON)",
+        "junos-set": "configuration (set commands)"}
 
 
 PUSH = JunosPush()
