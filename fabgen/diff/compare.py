@@ -325,7 +325,7 @@ def _sniff(side: Side, path: str) -> str:
     return "text"
 
 
-# Files a render writes in its folders under fixed names (`junos/NOTES.txt`): in a copy of
+# Files a render writes in its folders under fixed names (`<platform>/NOTES.txt`): in a copy of
 # such a folder taken as backups they are the render's own files, not switches.
 _FOLDER_FILES = frozenset(
     parts[-1] for k in BY_NAME.values() if not k.device and not k.generic

@@ -311,7 +311,7 @@ class GitSide(Side):
 
 
 def open_side(spec: str) -> Side:
-    """The side `spec` names. A folder of a render given alone (`out/pod-a/junos`, as a
+    """The side `spec` names. A folder of a render given alone (`out/pod-a/<platform>`, as a
     reviewer points at the one platform a change touches) is that render restricted to the
     folder: without its manifest the folder would read as a directory of backups, its files'
     platform guessed from their suffixes."""

@@ -41,15 +41,21 @@ Everything fabgen knows about Junos lives here; only `fabgen/platforms/registry/
   running configuration), diff and commit-confirm by the device; backups compared on
   `facts.OWNED`; the management part (`system` but host-name, `re0:mgmt-*`, `em*`, `fxp*`,
   `routing-instances mgmt_junos`) guarded.
-- Verify: `bgp.json`, `bfd.json` (with BFD), `interfaces.json`, `lldp.json` saved by
-  `verify/collect-junos.sh`; media MTU converted to the plan's IP MTU.
+- Verify: `bgp.json`, `bfd.json` (with BFD), `interfaces.json`, `lldp.json`, `cos.json` saved
+  by `verify/collect-junos.sh`; media MTU converted to the plan's IP MTU; in each of fabgen's
+  congestion notification profiles PFC on the RDMA DSCPs only, the lossless priority pausing
+  the RDMA queue, and the watchdog as planned (element names from Juniper's 23.4R2-EVO RPC YANG,
+  junos-rpc-class-of-service; how a DSCP input map prints its code points is assumed).
 - Telemetry and alerts: gnmic dials gNMI on port 32767 (the JVD's) over TLS. PFC frames per
   priority come from Juniper's augment `jnx-pfc-statistics` (in/out-mac-pause-frames), lossless
   drops from the augment's `out-queue` tail drops, link, BGP and BFD state from OpenConfig;
   every path is in Juniper's 23.4R2-EVO models and none is marked not-supported by Juniper's
   deviations. No model of that release has a PFC watchdog or ECN-mark counter: no
   PfcWatchdogTriggered or EcnMarksOnNonRoceQueue rule for Junos (the report says so). Which of
-  the paths a QFX5240 streams is **not verified on a switch**.
+  the paths a QFX5240 streams is **not verified on a switch**. The config turns the
+  Packet Forwarding Engine sensors' zero suppression off (`services analytics zero-suppression
+  no-zero-suppression`, owned by fabgen): with zeros suppressed a drop counter's first drops
+  arrive as a new series and `increase()` sees none (test_telemetry.py shows the miss).
 - Headroom report: Junos sizes PFC headroom itself from `input cable-length` (one profile per
   distinct cable length, `fabgen-pfc-<m>m`); no Juniper table to quote, so the report's
   headroom table says NOT SIZED.

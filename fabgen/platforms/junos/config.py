@@ -43,6 +43,7 @@ ROOT = "junos-conf-root:configuration"
 # the YANG module that augments `configuration` with it [YANG].
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("system", "junos-conf-system"),
+    ("services", "junos-conf-services"),
     ("interfaces", "junos-conf-interfaces"),
     ("forwarding-options", "junos-conf-forwarding-options"),
     ("policy-options", "junos-conf-policy-options"),
@@ -51,6 +52,13 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("protocols", "junos-conf-protocols"),
 )
 EMPTY = [None]
+# Packet Forwarding Engine sensors suppress zero counters after a subscription's first sync
+# [Juniper "gNMI Subscription": zero suppression], so a drop counter that is 0 sends nothing
+# and its first drops read as a new series with no increase: LosslessQueueDrops could not
+# fire. `services analytics zero-suppression no-zero-suppression` [YANG junos-conf-services:
+# "Configure suppression of zeros for GRPC sensors" / "Disable zero suppression"] streams the
+# zeros too (tests/platforms/junos/test_telemetry.py shows the alert missed without it).
+TELEMETRY_SERVICES = {"analytics": {"zero-suppression": {"no-zero-suppression": EMPTY}}}
 BGP_GROUP = "fabgen-underlay"
 EXPORT_POLICY = "fabgen-export"
 ECMP_POLICY = "fabgen-ecmp"
@@ -113,6 +121,7 @@ def device_config(ctx: RenderContext, switch: Switch) -> dict[str, Any]:
                                             for n in range(1, switch.radix + 1)]}
     built = {
         "system": {"host-name": switch.name},
+        "services": TELEMETRY_SERVICES,
         "interfaces": _interfaces(ctx, switch, ports, plan),
         "forwarding-options": _forwarding_options(under),
         "policy-options": _policy_options(switch, ports),

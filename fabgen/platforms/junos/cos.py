@@ -23,6 +23,7 @@ from fabgen.qos import QosPlan, TrafficClass
 
 __all__ = [
     "CLASSIFIER",
+    "PFC_PROFILE_PREFIX",
     "QUEUE_BUFFER_BYTES",
     "SCHEDULER_MAP",
     "UnsupportedPlan",
@@ -131,9 +132,12 @@ def transmit_percents(weights: dict[int, int], total: int) -> dict[int, int]:
     return out
 
 
+PFC_PROFILE_PREFIX = "fabgen-pfc-"
+
+
 def pfc_profile(length_m: int) -> str:
     """The congestion notification profile of ports whose cable is `length_m` long."""
-    return f"fabgen-pfc-{length_m}m"
+    return f"{PFC_PROFILE_PREFIX}{length_m}m"
 
 
 def _watchdog(plan: QosPlan) -> dict[str, Any] | None:

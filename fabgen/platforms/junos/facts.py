@@ -144,6 +144,7 @@ GNMI_PORT = 32767
 # rest of a name. A backup or diff of "fabgen's part" is these sections.
 OWNED: tuple[tuple[str, ...], ...] = (
     ("system", "host-name"),
+    ("services", "analytics", "zero-suppression"),
     ("interfaces", "et-*"),
     ("interfaces", "lo0"),
     ("class-of-service",),

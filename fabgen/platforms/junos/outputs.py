@@ -29,6 +29,8 @@ class JunosOutputs(Outputs):
     target = TARGET
     saved = junos_saved.SAVED
     clear_counters = junos_saved.CLEAR
+    verify_extra = (", PFC and the PFC watchdog as planned in Junos's congestion notification "
+                    "profiles")
     hash_note = "`forwarding-options hash-key family inet layer-3; layer-4` (the 5-tuple)"
     bfd_note = "`bfd-liveness-detection` with the plan's interval and multiplier on the BGP group"
     spare_ports_note = "Junos `disable` on the port, its class of service applied"

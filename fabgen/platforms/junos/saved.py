@@ -5,32 +5,36 @@ element becomes a key whose value is a list of objects, an element's text is tha
 `"data"`, its XML attributes are `"attributes"` (Juniper "JSON data format for operational
 output": `{"bgp-information": [{"bgp-peer": [{"peer-address": [{"data": "10.0.0.1"}], ...}]}]}`).
 The element names are those of the RPC replies (get-bgp-summary-information,
-get-bfd-session-information, get-interface-information, get-lldp-neighbors-information).
+get-bfd-session-information, get-interface-information, get-lldp-neighbors-information,
+get-cos-congestion-notification-information: Juniper/yang 23.4R2-EVO
+junos-rpc-class-of-service, grouping cos-congestion-notification-information-block).
 
 Files, one directory per switch (SAVED: what verify/collect-junos.sh saves):
   bgp.json         show bgp summary | display json
   bfd.json         show bfd session | display json      (only when underlay.bfd is on)
   interfaces.json  show interfaces et-* | display json
   lldp.json        show lldp neighbors | display json
+  cos.json         show class-of-service congestion-notification | display json
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fabgen import underlay
 from fabgen.intent.models import MonitoringSpec
 from fabgen.platforms.contract.outputs import SavedFile
-from fabgen.platforms.junos import facts
+from fabgen.platforms.junos import cos, facts
 from fabgen.qos import QosPlan
 from fabgen.verify import findings as compare
 from fabgen.verify.expect import ExpectedSwitch
 from fabgen.verify.findings import Finding
 
-__all__ = ["CLEAR", "COMMANDS", "SAVED", "bfd_sessions", "bgp_peers", "findings", "interfaces",
-           "lldp_neighbors"]
+__all__ = ["CLEAR", "COMMANDS", "SAVED", "Profile", "bfd_sessions", "bgp_peers",
+           "congestion_notification", "findings", "interfaces", "lldp_neighbors"]
 
 # The collect script runs in the switch's Linux shell (`start shell` on Junos OS Evolved), where
 # the Junos CLI takes one command with `cli -c` (Juniper "cli" shell command); `| display json`
@@ -42,6 +46,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("interfaces.json", "cli -c 'show interfaces et-* | display json'",
      "port state, speed, MTU", False),
     ("lldp.json", "cli -c 'show lldp neighbors | display json'", "LLDP neighbours", False),
+    ("cos.json", "cli -c 'show class-of-service congestion-notification | display json'",
+     "PFC and the PFC watchdog of each congestion notification profile", False),
 )
 
 
@@ -123,6 +129,107 @@ def lldp_neighbors(text: str) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One congestion notification profile as `show class-of-service congestion-notification`
+    prints it."""
+
+    pfc_in: frozenset[str]  # code points the input map has PFC enabled on, as printed
+    pause_queues: dict[str, tuple[int, ...]]  # output: 802.1p code point -> queues it pauses
+    watchdog: dict[str, str] | None = field(default=None)  # pfc-wd-* without the prefix
+
+
+def congestion_notification(text: str) -> dict[str, Profile]:
+    """{profile name: Profile} of `show class-of-service congestion-notification`."""
+    out = {}
+    for p in _records(text, "cos.json", "cos-congestion-notification-information",
+                      "cos-congestion-notification"):
+        name = _data(p, "congestion-notification-name")
+        if not name:
+            continue
+        enabled = frozenset(
+            _data(item, "pfc-priority") for i in _items(p, "congestion-notification-input")
+            for m in _items(i, "congestion-notification-map")
+            for item in _items(m, "congestion-notification-map-item")
+            if _data(item, "pfc-enable-state").lower() == "enabled")
+        pauses = {
+            _data(item, "pfc-priority"): tuple(
+                int(q) for entry in _items(item, "pfc-flow-control-queue-list")
+                if (q := _data(entry, "pfc-flow-control-queue")).isdigit())
+            for o in _items(p, "congestion-notification-output")
+            for m in _items(o, "congestion-notification-output-map")
+            for item in _items(m, "congestion-notification-output-map-item")}
+        wd = _items(p, "congestion-notification-pfc-watchdog")
+        watchdog = ({k: _data(wd[0], f"pfc-wd-{k}") for k in
+                     ("enabled", "action", "poll-interval", "detection", "recovery")}
+                    if wd else None)
+        out[name] = Profile(enabled, pauses, watchdog)
+    return out
+
+
+def _code_point(text: str, bits: int) -> int | None:
+    """A code point as Junos prints it (`011`, `011010`) or as a number; None otherwise."""
+    if len(text) == bits and set(text) <= {"0", "1"}:
+        return int(text, 2)
+    return int(text) if text.isdigit() and len(text) < bits else None
+
+
+def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan) -> list[Finding]:
+    """fabgen's profiles: PFC on the RDMA DSCPs only at input (printed as 6-bit DSCP code
+    points, or as the priorities they map to), the RDMA queue paused by each lossless
+    priority at output."""
+    ours = {n: p for n, p in profiles.items() if n.startswith(cos.PFC_PROFILE_PREFIX)}
+    if not ours:
+        return [Finding(sw.name, "", "pfc", "fabgen's congestion notification profiles "
+                        f"({cos.PFC_PROFILE_PREFIX}<m>m)", "none")]
+    out = []
+    dscps = {("dscp", d) for d in plan.rdma.dscp}
+    prios = {("prio", p) for p in plan.pfc_priorities}
+    for name, prof in sorted(ours.items()):
+        seen = {("dscp", v) if len(c) == 6 else ("prio", v) for c in prof.pfc_in
+                if (v := _code_point(c, 6 if len(c) == 6 else 3)) is not None}
+        if seen not in (dscps, prios) or len(seen) != len(prof.pfc_in):
+            out.append(Finding(sw.name, "", "pfc", f"{name}: PFC enabled on DSCP "
+                               f"{', '.join(map(str, sorted(plan.rdma.dscp)))} only",
+                               "on " + (", ".join(sorted(prof.pfc_in)) or "none")))
+        printed = {_code_point(c, 3): q for c, q in prof.pause_queues.items()}
+        for prio in plan.pfc_priorities:
+            if printed.get(prio) != (plan.rdma.queue,):
+                got = printed.get(prio)
+                out.append(Finding(sw.name, "", "pfc", f"{name}: priority {prio} pauses queue "
+                                   f"{plan.rdma.queue}", "queues " + ", ".join(map(str, got))
+                                   if got else "no output map entry"))
+    return out
+
+
+def _watchdog(sw: ExpectedSwitch, profiles: Mapping[str, Profile],
+              plan: QosPlan) -> list[Finding]:
+    """The watchdog of fabgen's profiles against the plan. Junos configures `detection` as a
+    number of polls, while the RPC reply describes pfc-wd-detection as milliseconds: either
+    reading of the planned value is taken."""
+    wd = plan.watchdog
+    if not wd.enabled:
+        return []
+    want = (f"watchdog {wd.action}, poll {wd.poll_ms} ms, detection {wd.detection_ms} ms, "
+            f"recovery {wd.restoration_ms} ms")
+    out = []
+    for name, prof in sorted(profiles.items()):
+        if not name.startswith(cos.PFC_PROFILE_PREFIX):
+            continue
+        got = prof.watchdog
+        if got is None or got["enabled"].lower() in ("", "disabled", "no"):
+            out.append(Finding(sw.name, "", "pfc-watchdog", f"{name}: {want}", "no watchdog"))
+            continue
+        detection = {str(wd.detection_ms // wd.poll_ms), str(wd.detection_ms)}
+        if (got["action"].lower() != wd.action or got["poll-interval"] != str(wd.poll_ms)
+                or got["detection"] not in detection
+                or got["recovery"] != str(wd.restoration_ms)):
+            out.append(Finding(sw.name, "", "pfc-watchdog", f"{name}: {want}",
+                               f"watchdog {got['action']}, poll {got['poll-interval']}, "
+                               f"detection {got['detection']}, recovery {got['recovery']}"))
+    return out
+
+
 # --- `fabgen verify`: the files as SavedFiles, and what they say against the plan ----------
 
 SAVED = tuple(SavedFile(name, command, what, bfd_only=bfd) for name, command, what, bfd in COMMANDS)
@@ -175,4 +282,10 @@ def findings(sw: ExpectedSwitch, texts: Mapping[str, str], plan: QosPlan,
             sessions[ip] = {"status": s["state"].lower(), "transmit-interval": interval,
                             "receive-interval": interval, "detect-multiplier": multiplier}
         out += compare.bfd(sw, sessions, bfd)
+    if "cos.json" in texts and ("pfc" in checks or "pfc-watchdog" in checks):
+        profiles = congestion_notification(texts["cos.json"])
+        if "pfc" in checks:
+            out += _pfc(sw, profiles, plan)
+        if "pfc-watchdog" in checks:
+            out += _watchdog(sw, profiles, plan)
     return out

@@ -31,7 +31,9 @@ def notes(ctx: RenderContext) -> list[str]:
         "models (OpenConfig and Juniper's augments: PFC frames per priority, queue tail "
         "drops, link, BGP and BFD state); which of them a QFX5240 streams is NOT verified on "
         "a switch. Those models have no PFC watchdog or ECN-mark counter, so neither is "
-        "alerted on.",
+        "alerted on. The config streams zero counters too (`services analytics "
+        "zero-suppression no-zero-suppression`): suppressed zeros would hide a queue's first "
+        "drops from the alert.",
     ]
     under = underlay.plan(ctx.intent)
     if under.keepalive_s * 3 != under.hold_s:

@@ -27,4 +27,8 @@ fi
 if ! cli -c 'show lldp neighbors | display json' > "$dir/lldp.json"; then
   echo "collect-junos: LLDP neighbours failed; $dir/lldp.json is incomplete" >&2
 fi
-echo "saved 4 outputs in $dir"
+# PFC and the PFC watchdog of each congestion notification profile
+if ! cli -c 'show class-of-service congestion-notification | display json' > "$dir/cos.json"; then
+  echo "collect-junos: PFC and the PFC watchdog of each congestion notification profile failed; $dir/cos.json is incomplete" >&2
+fi
+echo "saved 5 outputs in $dir"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fabgen.platforms.junos import facts
+from fabgen.platforms.junos import cos, facts
 from fabgen.platforms.junos.push.candidate import flatten, parse
 from tests.platforms.contract import Harness, PlatformContract
 from tests.platforms.junos import gnmi, lab, yang
@@ -59,7 +59,36 @@ def _saved(sw: Any, plan: Any) -> dict[str, str]:
             {"session-neighbor": s.peer_ip, "session-state": "Up",
              "session-interface": f"{s.port}.0", "session-transmission-interval": "0.300",
              "session-adaptive-multiplier": "3"} for s in sw.sessions]),
+        "cos.json": _congestion_notification(plan),
     }
+
+
+def _congestion_notification(plan: Any) -> str:
+    """`show class-of-service congestion-notification | display json` of fabgen's profile,
+    in the element layout of Juniper's RPC YANG (tests/platforms/junos/data/cos.json)."""
+    def d(value: object) -> list[dict[str, str]]:
+        return [{"data": str(value)}]
+
+    wd = plan.watchdog
+    profile = {
+        "congestion-notification-name": d(cos.pfc_profile(5)),
+        "congestion-notification-input": [{"congestion-notification-map": [{
+            "congestion-notification-map-item": [
+                {"pfc-priority": d(f"{x:06b}"), "pfc-enable-state": d("Enabled")}
+                for x in plan.rdma.dscp]}]}],
+        "congestion-notification-output": [{"congestion-notification-output-map": [{
+            "congestion-notification-output-map-item": [
+                {"pfc-priority": d(f"{p:03b}"),
+                 "pfc-flow-control-queue-list": [{"pfc-flow-control-queue": d(plan.rdma.queue)}]}
+                for p in plan.pfc_priorities]}]}],
+        "congestion-notification-pfc-watchdog": [{
+            "pfc-wd-enabled": d("Enabled"), "pfc-wd-action": d(wd.action),
+            "pfc-wd-poll-interval": d(wd.poll_ms),
+            "pfc-wd-detection": d(wd.detection_ms // wd.poll_ms),
+            "pfc-wd-recovery": d(wd.restoration_ms)}],
+    }
+    return json.dumps({"cos-congestion-notification-information": [
+        {"cos-congestion-notification": [profile]}]})
 
 
 class TestJunos(PlatformContract):

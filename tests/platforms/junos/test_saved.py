@@ -3,13 +3,17 @@
 The fixtures in data/ are shaped as Junos prints `| display json` (every element a list of
 objects, text in "data", XML attributes in "attributes"; element names of the RPC replies
 get-bgp-summary-information, get-bfd-session-information, get-interface-information,
-get-lldp-neighbors-information). They were written for these tests from Juniper's documented
-format, not captured from a switch: the README says so.
+get-lldp-neighbors-information; cos.json: get-cos-congestion-notification-information, whose
+elements are those of Juniper's 23.4R2-EVO RPC YANG, junos-rpc-class-of-service). They were
+written for these tests from Juniper's documented format, not captured from a switch: how a
+DSCP-based input map prints its code points (here 6-bit, `011010`) is assumed, and the parser
+also reads 802.1p code points and numbers.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +63,7 @@ def test_wrong_files_are_clear_errors(parser: object) -> None:
 
 def test_commands_and_telemetry_facts() -> None:
     assert [c[0] for c in saved.COMMANDS] == ["bgp.json", "bfd.json", "interfaces.json",
-                                             "lldp.json"]
+                                             "lldp.json", "cos.json"]
     # Run from the switch's shell: one CLI command each, the JSON pipe inside it.
     assert all(c[1].startswith("cli -c 'show ") and c[1].endswith("| display json'")
                for c in saved.COMMANDS)
@@ -73,3 +77,89 @@ def test_commands_and_telemetry_facts() -> None:
     assert (target["insecure"], target["skip-verify"]) == (False, False)
     assert sorted(cfg["subscriptions"]) == ["bfd", "bgp", "intf", "pfc", "queues"]
     assert cfg["outputs"]["prometheus"]["listen"] == f":{telemetry.PROMETHEUS_PORT}"
+
+
+def _plan() -> Any:
+    from fabgen import qos
+
+    return qos.plan(load(ROOT / "inventories" / "roce-junos-sonic.yaml").intent)
+
+
+def _switch() -> Any:
+    from fabgen.topology.index import FabricIndex
+    from fabgen.verify.expect import expected_switches
+
+    fabric = build(load(ROOT / "inventories" / "roce-junos-sonic.yaml").intent)
+    return expected_switches(FabricIndex(fabric), _plan(), platforms=("junos",))[0]
+
+
+def test_congestion_notification_profiles() -> None:
+    profiles = saved.congestion_notification(_read("cos.json"))
+    assert sorted(profiles) == ["fabgen-pfc-100m", "fabgen-pfc-5m"]
+    p = profiles["fabgen-pfc-5m"]
+    assert p.pfc_in == {"011010"}
+    assert p.pause_queues == {"011": (3,)}
+    assert p.watchdog == {"enabled": "Enabled", "action": "drop", "poll-interval": "100",
+                          "detection": "2", "recovery": "400"}
+
+
+def _cos_findings(text: str, checks: tuple[str, ...] = ("pfc", "pfc-watchdog")) -> list[str]:
+    from fabgen import underlay
+
+    intent = load(ROOT / "inventories" / "roce-junos-sonic.yaml").intent
+    return [f.message for f in saved.findings(_switch(), {"cos.json": text}, _plan(),
+                                              intent.monitoring, checks,
+                                              underlay.plan(intent).bfd)]
+
+
+def test_planned_pfc_and_watchdog_pass() -> None:
+    assert _cos_findings(_read("cos.json")) == []
+
+
+def _pfc_on_cnp_too(p: dict[str, Any]) -> None:  # a lossy class (the CNP's DSCP 48) paused
+    items = p["congestion-notification-input"][0]["congestion-notification-map"][0]
+    items["congestion-notification-map-item"][-1]["pfc-enable-state"] = [{"data": "Enabled"}]
+
+
+def _pauses_queue_4(p: dict[str, Any]) -> None:
+    out = p["congestion-notification-output"][0]["congestion-notification-output-map"][0]
+    out["congestion-notification-output-map-item"][0]["pfc-flow-control-queue-list"] = [
+        {"pfc-flow-control-queue": [{"data": "4"}]}]
+
+
+def _watchdog(key: str, value: str) -> Any:
+    def change(p: dict[str, Any]) -> None:
+        p["congestion-notification-pfc-watchdog"][0][f"pfc-wd-{key}"] = [{"data": value}]
+    return change
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    (_pfc_on_cnp_too, "PFC enabled on DSCP 26 only, got on 011010, 110000"),
+    (_pauses_queue_4, "priority 3 pauses queue 3, got queues 4"),
+    (_watchdog("action", "forward"), "got watchdog forward"),
+    (_watchdog("recovery", "4000"), "recovery 4000"),
+    (_watchdog("enabled", "Disabled"), "got no watchdog"),
+])
+def test_each_difference_is_a_finding(change: Any, says: str) -> None:
+    import json
+
+    data = json.loads(_read("cos.json"))
+    profile = data["cos-congestion-notification-information"][0][
+        "cos-congestion-notification"][0]
+    change(profile)
+    found = _cos_findings(json.dumps(data))
+    assert len(found) == 1 and says in found[0] and "fabgen-pfc-5m" in found[0], found
+
+
+def test_detection_reads_as_polls_or_milliseconds() -> None:
+    assert _cos_findings(_read("cos.json").replace('"data": "2"', '"data": "200"')) == []
+    assert _cos_findings(_read("cos.json").replace('"data": "2"', '"data": "20"'), (
+        "pfc-watchdog",))
+
+
+def test_no_fabgen_profile_is_a_finding() -> None:
+    text = _read("cos.json").replace("fabgen-pfc-", "site-pfc-")
+    assert _cos_findings(text) == [
+        "leaf-su1-r0: pfc: expected fabgen's congestion notification profiles "
+        "(fabgen-pfc-<m>m), got none"]
+    assert _cos_findings(text, ("pfc-watchdog",)) == []

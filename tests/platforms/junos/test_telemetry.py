@@ -191,3 +191,55 @@ def test_what_has_no_path_is_said_not_alerted() -> None:
     sig = alerts.SIGNALS
     assert sig.watchdog is None and sig.ecn_other is None
     assert "watchdog" in alerts.UNALERTED and "ECN" in alerts.UNALERTED
+
+
+# --- zero suppression: why the config streams zero counters ---------------------------------
+
+def _late_drops(suppressed: bool) -> dict[str, list[float]]:
+    """A healthy fabric whose lossless queue on et-0/0/16:0 drops 5 packets at step 40 (long
+    after the collector's first sync), with the Packet Forwarding Engine's zero suppression
+    (every zero counter left out after the first sync) or without it (what the rendered
+    `services analytics zero-suppression no-zero-suppression` asks for)."""
+    from tests import telemetry_timeline as tl
+    from tests.platforms.contract import GOLDEN
+    from tests.platforms.junos import gnmi
+
+    def events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
+        updates = []
+        for u in gnmi.junos_updates(step, False):
+            val = u["val"]
+            if step >= 40 and "et-0/0/16:0]" in u["path"] and u["path"].endswith(
+                    "out-queue[queue-number=3]/tail-drop-pkts"):
+                val = "5"
+            if not (suppressed and step > 0 and val == "0"):
+                updates.append({"path": u["path"], "val": val})
+        return tl.openconfig_events(config, updates, step)
+
+    return tl.run((GOLDEN / gnmi.INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events, False)
+
+
+@pytest.mark.parametrize("suppressed", [False, True])
+def test_first_drops_alert_only_when_zeros_are_streamed(suppressed: bool,
+                                                         tmp_path: Path) -> None:
+    from fabgen.platforms.junos import config
+    from fabgen.targets import alerts as alert_rules
+    from tests import telemetry_timeline as tl
+    from tests.conftest import require_tool
+    from tests.platforms.contract import GOLDEN
+    from tests.platforms.junos import gnmi
+    from tests.test_alerts import _alert, _run_tests
+
+    require_tool("promtool")
+    assert config.TELEMETRY_SERVICES == {
+        "analytics": {"zero-suppression": {"no-zero-suppression": config.EMPTY}}}
+    timeline = _late_drops(suppressed)
+    rules = tmp_path / "rules.yaml"
+    rules.write_text((GOLDEN / gnmi.INVENTORY / alert_rules.RULES).read_text())
+    labels = {"alertname": "LosslessQueueDrops", "fabric": gnmi.INVENTORY,
+              "interface_name": "et-0/0/16:0", "platform": "junos", "queue": "3",
+              "role": "leaf", "severity": "critical", "source": "leaf-su1-r0",
+              "subscription_name": "queues"}
+    expected = () if suppressed else (labels,)
+    _run_tests(rules, [{"interval": f"{tl.STEP_S}s",
+                        "input_series": tl.promtool_series(timeline),
+                        "alert_rule_test": [_alert("LosslessQueueDrops", "9m", *expected)]}])

@@ -24,7 +24,7 @@ import pytest
 
 ENV = "FABGEN_JUNOS_YANG"
 # Modules fabgen's Junos configuration uses: junos-conf-root and one per top-level section.
-MODULES = ("root", "system", "interfaces", "forwarding-options", "policy-options",
+MODULES = ("root", "system", "services", "interfaces", "forwarding-options", "policy-options",
            "class-of-service", "routing-options", "protocols")
 _YANG_ESCAPES = frozenset('nt"\\')
 
