@@ -272,24 +272,70 @@ def test_a_render_folder_given_alone_is_that_render_cut_to_it(tmp_path: Path, cl
     assert data["summary"]["files"]["added"] == 14
 
 
-def test_a_render_folder_at_a_git_revision_is_cut_too(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def _repo(tmp_path: Path) -> Path:
+    """A repository holding the Junos example's render at out/pod, committed twice: the
+    second commit changes one leaf's MTU."""
     import subprocess
 
     repo = tmp_path / "repo"
     shutil.copytree(JUNOS_RENDER, repo / "out" / "pod")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "r"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "render"], check=True)
+    leaf = repo / "out" / "pod" / "junos" / "leaf-su1-r0.conf"
+    leaf.write_text(leaf.read_text().replace("mtu 9114;", "mtu 9000;"))
+    subprocess.run([*git, "commit", "-q", "-am", "mtu"], check=True)
+    return repo
+
+
+@pytest.mark.parametrize(("cwd", "old", "new"), [
+    (".", "git:HEAD~1:out/pod/junos", "out/pod/junos"),
+    (".", "git:HEAD~1:./out/pod/junos", "git:HEAD:./out/pod/junos/"),
+    ("out/pod", "git:HEAD~1:./junos", "./junos"),
+    ("out/pod/junos", "git:HEAD~1:./", "."),
+    ("out/pod", "git:HEAD~1:out/pod/junos", "junos/."),
+    # the other side a whole render: cut to the same folder, the SONiC spines not "removed"
+    ("out/pod", "git:HEAD~1:out/pod", "junos"),
+])
+def test_a_render_folder_is_cut_however_it_is_spelled(tmp_path: Path, cli, cwd: str,  # type: ignore[no-untyped-def]
+                                                      old: str, new: str) -> None:
+    repo = _repo(tmp_path)
     with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(repo)
-        result = cli("diff", "--json", "git:HEAD:out/pod/junos", "out/pod/junos")
-        data = json.loads(result.out)
-        assert result.code == 0, result.out[:800]
-        # the folder's 8 switches x 3 files and its NOTES, nothing of the SONiC spines
-        assert data["summary"]["files"]["unchanged"] == 25
-        result = cli("diff", "--json", "git:HEAD:out/pod/junos", str(_junos_backups(tmp_path)))
-        assert json.loads(result.out)["summary"]["files"] == {
-            "added": 0, "removed": 6, "changed": 0, "unchanged": 2}
+        mp.chdir(repo / cwd)
+        result = cli("diff", "--json", old, new)
+    data = json.loads(result.out)
+    assert result.code == 2, result.out[:800] + result.err
+    # the folder's 8 switches x 3 files and its NOTES; one leaf's MTU changed
+    assert data["summary"]["files"] == {"added": 0, "removed": 0, "changed": 1,
+                                        "unchanged": 24}
+    assert [f["name"] for f in data["files"]] == ["junos/leaf-su1-r0.conf"]
+
+
+def test_backups_of_other_platforms_are_out_of_a_folders_scope(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Backups of every switch against the Junos folder: the SONiC spines' backups are not
+    in question (against the whole render they are compared)."""
+    backups = _junos_backups(tmp_path)
+    for spine in ("spine-01", "spine-02"):
+        shutil.copy(JUNOS_RENDER / "sonic" / spine / "config_db.json", backups / f"{spine}.json")
+    data = json.loads(cli("diff", "--json", str(backups), str(JUNOS_RENDER / "junos")).out)
+    assert data["summary"]["files"] == {"added": 6, "removed": 0, "changed": 0,
+                                        "unchanged": 2}
+    data = json.loads(cli("diff", "--json", str(backups), str(JUNOS_RENDER)).out)
+    assert {d["name"] for d in data["devices"]} >= {"spine-01", "spine-02"}
+
+
+def test_a_symlinked_folder_is_read_as_given(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A render's folder that is a symbolic link (the walk of its parent does not enter it) is
+    read as the directory it is, not as a render with every file removed."""
+    pod = tmp_path / "pod"
+    pod.mkdir()
+    shutil.copy(JUNOS_RENDER / "manifest.json", pod)
+    shutil.copytree(JUNOS_RENDER / "junos", tmp_path / "junos-real")
+    (pod / "junos").symlink_to("../junos-real")
+    result = cli("diff", "--json", str(JUNOS_RENDER / "junos"), str(pod / "junos"))
+    data = json.loads(result.out)
+    assert result.code == 0 and data["summary"]["files"]["removed"] == 0, result.out[:800]
 
 
 def test_a_copy_of_a_platform_folder_elsewhere_is_a_backup(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

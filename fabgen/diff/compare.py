@@ -30,7 +30,7 @@ from fabgen.diff.model import (
     Status,
 )
 from fabgen.diff.sections import diff_lines, diff_sections
-from fabgen.diff.sources import DirSide, Side, open_side, same
+from fabgen.diff.sources import DirSide, Side, cut_to, open_side, same
 from fabgen.diff.structured import diff_values, parse_json, parse_yaml
 from fabgen.diff.tables import Row, csv_rows, diff_rows, json_cables
 from fabgen.natural import natural_key
@@ -53,6 +53,12 @@ def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
         old.close()
         raise
     try:
+        # One side given as a render's folder: the other render is cut to the same folder, so
+        # the platforms the change does not touch are not "removed".
+        cut = old.cut or new.cut
+        for side in (old, new):
+            if cut and side.kind == "render" and not side.cut:
+                cut_to(side, cut)
         if "backup" in (old.kind, new.kind):
             return _by_device(old, new, owned)
         return _by_path(old, new)
@@ -313,6 +319,21 @@ def _render_configs(side: Side) -> dict[str, dict[str, str]]:
     return out
 
 
+def _devices_elsewhere(side: Side) -> set[str]:
+    """The switches a render cut to one folder configures in its other folders (its manifest
+    lists every file)."""
+    try:
+        files = json.loads(side.read(MANIFEST)).get("files")
+    except (ValueError, AttributeError):
+        return set()
+    out = set()
+    for path in files if isinstance(files, dict) else ():
+        kind = kind_of(str(path))
+        if kind.os is not None and (device := kind.device_of(str(path))) is not None:
+            out.add(device)
+    return out
+
+
 def _sniff(side: Side, path: str) -> str:
     fmt = fmt_of(path)
     if fmt != "text" or PurePosixPath(path).suffix in (".cfg", ".conf"):
@@ -380,6 +401,12 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
     rendered = _render_configs(render_side) if render_side is not None else {}
     a = rendered if old is render_side else _backup_configs(old, rendered)
     b = rendered if new is render_side else _backup_configs(new, rendered)
+    if render_side is not None and render_side.cut:
+        # Backups of the render's switches outside the folder compared are not in question.
+        for backups in (a, b):
+            if backups is not rendered:
+                for device in _devices_elsewhere(render_side) - rendered.keys():
+                    backups.pop(device, None)
     if render_side is not None and old.kind != new.kind:
         # A rendered file backups do not hold is compared only where the backup has it.
         backups = b if old is render_side else a

@@ -52,6 +52,7 @@ class Side:
     label: str  # where its files are (paths are shown under it)
     entries: dict[str, Entry]
     named: str = ""  # what the user named, when not `label` (a render's folder given alone)
+    cut: str = ""  # the one top-level folder of a render this side holds ("" all of it)
 
     @property
     def title(self) -> str:
@@ -312,52 +313,67 @@ class GitSide(Side):
 
 def open_side(spec: str) -> Side:
     """The side `spec` names. A folder of a render given alone (`out/pod-a/<platform>`, as a
-    reviewer points at the one platform a change touches) is that render restricted to the
-    folder: without its manifest the folder would read as a directory of backups, its files'
+    reviewer points at the one platform a change touches) is that render cut to the folder
+    (`cut`): without its manifest the folder would read as a directory of backups, its files'
     platform guessed from their suffixes."""
     side = GitSide(spec) if spec.startswith("git:") else DirSide(spec)
-    if side.kind == "backup" and (render := _enclosing_render(spec)) is not None:
-        render.entries = {rel: e for rel, e in render.entries.items()
-                          if rel == MANIFEST or rel.startswith(f"{side_folder(spec)}/")}
-        render.named = side.label
-        side.close()
-        return render
-    return side
+    if side.kind != "backup" or (found := _render_folder(spec)) is None:
+        return side
+    parent_spec, folder = found
+    render = GitSide(parent_spec) if spec.startswith("git:") else DirSide(parent_spec)
+    inside = {rel: e for rel, e in render.entries.items() if rel.startswith(f"{folder}/")}
+    if not inside or MANIFEST not in render.entries:
+        # A folder the walk of its parent does not enter (a symbolic link) is read as given.
+        render.close()
+        return side
+    render.entries = {**inside, MANIFEST: render.entries[MANIFEST]}
+    render.named, render.cut = side.label, folder
+    side.close()
+    return render
 
 
-def side_folder(spec: str) -> str:
-    """The last path element of a side's spec (`git:REV:a/b/` -> `b`)."""
-    path = spec.removeprefix("git:").partition(":")[2] if spec.startswith("git:") else spec
-    return Path(path.rstrip("/") or ".").name
+def cut_to(side: Side, folder: str) -> None:
+    """Keep only a render's files under `folder` (the other side was given as that folder)."""
+    side.entries = {rel: e for rel, e in side.entries.items()
+                    if rel == MANIFEST or rel.startswith(f"{folder}/")}
+    side.cut = folder
 
 
-def _enclosing_render(spec: str) -> Side | None:
-    """The render whose top-level folder `spec` is, or None: the parent holds fabgen's
-    manifest and the manifest lists files under the folder."""
-    folder = side_folder(spec)
-    if folder in ("", ".", ".."):
-        return None
+def _render_folder(spec: str) -> tuple[str, str] | None:
+    """(the enclosing render's spec, the folder's name) when `spec` names a top-level folder of
+    a render: its parent holds fabgen's manifest, which lists files under the folder. The
+    manifest is read before the parent is walked, so a stray manifest.json in a large
+    directory costs one small read."""
     if spec.startswith("git:"):
         rev, _, path = spec.removeprefix("git:").partition(":")
-        parent = posixpath.dirname(path.rstrip("/"))
-        manifest = f"{parent}/{MANIFEST}" if parent else MANIFEST
-        if subprocess.run(["git", "cat-file", "-e", f"{rev}:{manifest}"], capture_output=True,
-                          check=False).returncode != 0:
+        if path.startswith("./") or path.rstrip("/") in (".", ".."):
+            # `./PATH` is from the current directory, as git reads it
+            prefix = _git(["rev-parse", "--show-prefix"]).decode().strip()
+            path = prefix + path
+        path = posixpath.normpath(path) if path else "."
+        if path in (".", "..") or path.startswith("../"):
+            return None
+        parent, folder = posixpath.split(path)
+        try:
+            text = _git(["show", f"{rev}:{parent + '/' if parent else ''}{MANIFEST}"])
+        except DiffError:
             return None
         parent_spec = f"git:{rev}:{parent}"
     else:
-        parent_spec = os.path.dirname(spec.rstrip("/")) or "."
-        if not Path(parent_spec, MANIFEST).is_file():
+        full = os.path.normpath(os.path.abspath(spec))
+        parent, folder = os.path.split(full)
+        manifest = Path(parent, MANIFEST)
+        if not folder or not manifest.is_file() or manifest.stat().st_size > 1 << 26:
             return None
+        text = manifest.read_bytes()
+        parent_spec = parent if os.path.isabs(spec) else os.path.relpath(parent)
     try:
-        render = open_side(parent_spec)
-        files = json.loads(render.read(MANIFEST)).get("files")
-    except (FabgenError, ValueError, AttributeError):
+        files = json.loads(text).get("files")
+    except (ValueError, AttributeError):
         return None
     if not isinstance(files, dict) or not any(str(f).startswith(f"{folder}/") for f in files):
-        render.close()
         return None
-    return render
+    return parent_spec, folder
 
 
 def same(a: Side, path_a: str, b: Side, path_b: str) -> bool:
