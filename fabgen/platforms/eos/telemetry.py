@@ -55,9 +55,9 @@ def eos_gnmic(fabric: Fabric, switches: list[Switch], port: int,
     {source, interface_name, tx_queue_index}, eos_queues_{ecn_marked_pkts, dropped_pkts,
     transmit_pkts}{source, interface_name, queue_name}, eos_intf_{oper_status (1 up),
     carrier_transitions, port_speed (Mb/s)}{source, interface_name}, eos_bgp_session_state
-    (1 established){source, neighbor}, eos_bfd_session_state (1 up){source, interface_name and
-    the peer's local discriminator}: openconfig-bfd keys a peer by its local discriminator, not
-    its address, so the routed interface (one BGP peer per /31) names the session.
+    (1 established){source, neighbor}, eos_bfd_session_state (1 up){source, interface_name}:
+    openconfig-bfd keys a peer by its local discriminator, not its address, so the routed
+    interface (one BGP peer per /31) names the session and the discriminator is dropped.
     """
     def sample(*paths: str) -> dict[str, Any]:
         return {"paths": list(paths), "mode": "stream", "stream-mode": "sample",

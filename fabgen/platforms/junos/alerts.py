@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from fabgen.platforms.contract.outputs import Signals
 
-__all__ = ["SIGNALS", "UNALERTED"]
+__all__ = ["FABRIC_PORTS", "SIGNALS", "UNALERTED"]
+
+FABRIC_PORTS = "et-.*"
 
 SIGNALS = Signals(
     platform="junos", device="source", port="interface_name",
@@ -20,22 +22,29 @@ SIGNALS = Signals(
     # No ECN-marked-packets leaf in any 23.4R2-EVO model either (out-queue counts packets,
     # drops and buffer occupancy, not marks).
     ecn_other=None,
-    # A lossless queue loses packets only when its buffer overflows (headroom too small, PFC
-    # off on the peer) or the watchdog drops a stormed queue: tail drops. The queue is the
-    # plan's lossless queue number (out-queue's key, the forwarding class's queue).
-    lossless_drops='junos_queues_tail_drop_pkts{f, queue="{q}"}',
+    # Every drop the out-queue counts on the plan's lossless queue (out-queue's key, the
+    # forwarding class's queue): tail drops (the queue's buffer full) and WRED drops (the
+    # queue's ECN drop profile drops the packets it cannot mark: a sender not ECN-capable).
+    # The processor gives them one series each (drop=tail|red). Whether a drop at ingress
+    # (headroom overflow) or the watchdog's drops are counted there is not verified on a
+    # switch.
+    lossless_drops='junos_queues_drop_pkts{f, queue="{q}"}',
     bgp_down="junos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
     bfd_up="junos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
-    oper_up="junos_intf_oper_status{f}",
-    carrier="junos_intf_carrier_transitions{f}",
+    # Front-panel ports only (`et-`, facts.port_name): the management port (re0:mgmt-0) has
+    # a speed and a state of its own.
+    oper_up=f"junos_intf_oper_status{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
+    carrier=f"junos_intf_carrier_transitions{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
     # carrier-transitions is OpenConfig's, not in Juniper's leaf-level list of what the PFE
     # sensor exports: where it is missing, count changes of the oper status.
     carrier_optional=True,
-    speed="junos_intf_port_speed{f}", speed_per_gbps=1000,
+    speed=f"junos_intf_port_speed{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
+    speed_per_gbps=1000,
     queue_label="queue",
 )
 
 # What the rules cannot watch on Junos, for the report.
 UNALERTED = ("PFC watchdog events and ECN marks: Junos OS Evolved 23.4R2 models no such "
-             "counter (OpenConfig, Juniper's augments, native JTI); the watchdog's drops show "
-             "as LosslessQueueDrops")
+             "counter (OpenConfig, Juniper's augments, native JTI); whether the watchdog's "
+             "drops are counted as queue drops (LosslessQueueDrops) is not verified on a "
+             "switch")

@@ -53,7 +53,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 EMPTY = [None]
 # Packet Forwarding Engine sensors suppress zero counters after a subscription's first sync
-# [Juniper "gNMI Subscription": zero suppression], so a drop counter that is 0 sends nothing
+# [GNMI-SUB in facts.py], so a drop counter that is 0 sends nothing
 # and its first drops read as a new series with no increase: LosslessQueueDrops could not
 # fire. `services analytics zero-suppression no-zero-suppression` [YANG junos-conf-services:
 # "Configure suppression of zeros for GRPC sensors" / "Disable zero suppression"] streams the

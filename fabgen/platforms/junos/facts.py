@@ -25,6 +25,18 @@
   [DSCP-PFC] Juniper "Configuring DSCP-based PFC for Layer 3 Untagged Traffic": a no-loss
           forwarding class with `pfc-priority`, a congestion notification profile with `input
           dscp code-point ... pfc`, and a DSCP classifier on the interface.
+  [OC]    Juniper's OpenConfig models for Junos OS Evolved 23.4R2, with Juniper's augments and
+          deviations (github.com/Juniper/yang 2a696d62, 23.4/23.4R2-EVO/openconfig/models,
+          augments/jnx-aug-openconfig-interfaces.yang, deviations/jnx-openconfig-dev.yang):
+          the gNMI paths telemetry.py subscribes.
+  [PFE-LEAF] Juniper "Leaf-Level Support for PFE Sensors" (juniper.net/documentation/us/en/
+          software/junos/interfaces-telemetry/topics/concept/leaf-level-support-AFT-PFE-
+          sensors.html): a leaf path may be subscribed instead of a whole container or list.
+  [GNMI-SUB] Juniper "gNMI Subscription" (juniper.net/documentation/us/en/software/junos/
+          interfaces-telemetry/topics/concept/subscribe-rpc.html): the initial sync sends Packet
+          Forwarding Engine sensors' zero counters "that would normally not show in streamed
+          data due to zero suppression"; [YANG] junos-conf-services `services analytics
+          zero-suppression no-zero-suppression` ("Disable zero suppression").
 """
 
 from __future__ import annotations

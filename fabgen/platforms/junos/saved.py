@@ -6,8 +6,9 @@ element becomes a key whose value is a list of objects, an element's text is tha
 output": `{"bgp-information": [{"bgp-peer": [{"peer-address": [{"data": "10.0.0.1"}], ...}]}]}`).
 The element names are those of the RPC replies (get-bgp-summary-information,
 get-bfd-session-information, get-interface-information, get-lldp-neighbors-information,
-get-cos-congestion-notification-information: Juniper/yang 23.4R2-EVO
-junos-rpc-class-of-service, grouping cos-congestion-notification-information-block).
+get-cos-congestion-notification-information and get-cos-interface-map-information:
+Juniper/yang 23.4R2-EVO junos-rpc-class-of-service, groupings
+cos-congestion-notification-information-block and cos-interface-information-block).
 
 Files, one directory per switch (SAVED: what verify/collect-junos.sh saves):
   bgp.json         show bgp summary | display json
@@ -15,6 +16,7 @@ Files, one directory per switch (SAVED: what verify/collect-junos.sh saves):
   interfaces.json  show interfaces et-* | display json
   lldp.json        show lldp neighbors | display json
   cos.json         show class-of-service congestion-notification | display json
+  cos-interfaces.json  show class-of-service interface | display json
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from fabgen.verify.expect import ExpectedSwitch
 from fabgen.verify.findings import Finding
 
 __all__ = ["CLEAR", "COMMANDS", "SAVED", "Profile", "bfd_sessions", "bgp_peers",
-           "congestion_notification", "findings", "interfaces", "lldp_neighbors"]
+           "congestion_notification", "findings", "interface_profiles", "interfaces",
+           "lldp_neighbors"]
 
 # The collect script runs in the switch's Linux shell (`start shell` on Junos OS Evolved), where
 # the Junos CLI takes one command with `cli -c` (Juniper "cli" shell command); `| display json`
@@ -48,6 +51,8 @@ COMMANDS: tuple[tuple[str, str, str, bool], ...] = (
     ("lldp.json", "cli -c 'show lldp neighbors | display json'", "LLDP neighbours", False),
     ("cos.json", "cli -c 'show class-of-service congestion-notification | display json'",
      "PFC and the PFC watchdog of each congestion notification profile", False),
+    ("cos-interfaces.json", "cli -c 'show class-of-service interface | display json'",
+     "the congestion notification profile of each port", False),
 )
 
 
@@ -168,27 +173,37 @@ def congestion_notification(text: str) -> dict[str, Profile]:
 
 
 def _code_point(text: str, bits: int) -> int | None:
-    """A code point as Junos prints it (`011`, `011010`) or as a number; None otherwise."""
+    """A code point as Junos prints it (`011`, `011010`); None otherwise."""
     if len(text) == bits and set(text) <= {"0", "1"}:
         return int(text, 2)
-    return int(text) if text.isdigit() and len(text) < bits else None
+    return None
 
 
-def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan) -> list[Finding]:
-    """fabgen's profiles: PFC on the RDMA DSCPs only at input (printed as 6-bit DSCP code
-    points, or as the priorities they map to), the RDMA queue paused by each lossless
-    priority at output."""
+def _dscp(text: str) -> int | None:
+    """An input map's DSCP: 6 bits (`011010`) or a number up to 63. Three bits (`011`) are an
+    IEEE 802.1p code point, which a DSCP plan does not take: untagged RoCE would get no PFC."""
+    if (value := _code_point(text, 6)) is not None:
+        return value
+    if text.isdigit() and _code_point(text, 3) is None and int(text) < 64:
+        return int(text)
+    return None
+
+
+def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan,
+         bound: Mapping[str, str] | None) -> list[Finding]:
+    """fabgen's profiles: PFC on the RDMA DSCPs only at input (DSCP-based PFC [DSCP-PFC]:
+    RoCE is untagged), the RDMA queue paused by each lossless priority at output; and, from
+    `show class-of-service interface` (`bound`: interface -> profile), every planned port bound
+    to one of them. How a DSCP input map prints its code points is not verified on a switch:
+    6 bits or a number are read as DSCP."""
     ours = {n: p for n, p in profiles.items() if n.startswith(cos.PFC_PROFILE_PREFIX)}
     if not ours:
         return [Finding(sw.name, "", "pfc", "fabgen's congestion notification profiles "
                         f"({cos.PFC_PROFILE_PREFIX}<m>m)", "none")]
     out = []
-    dscps = {("dscp", d) for d in plan.rdma.dscp}
-    prios = {("prio", p) for p in plan.pfc_priorities}
     for name, prof in sorted(ours.items()):
-        seen = {("dscp", v) if len(c) == 6 else ("prio", v) for c in prof.pfc_in
-                if (v := _code_point(c, 6 if len(c) == 6 else 3)) is not None}
-        if seen not in (dscps, prios) or len(seen) != len(prof.pfc_in):
+        seen = {_dscp(c) for c in prof.pfc_in}
+        if seen != set(plan.rdma.dscp):
             out.append(Finding(sw.name, "", "pfc", f"{name}: PFC enabled on DSCP "
                                f"{', '.join(map(str, sorted(plan.rdma.dscp)))} only",
                                "on " + (", ".join(sorted(prof.pfc_in)) or "none")))
@@ -199,6 +214,23 @@ def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan) -> 
                 out.append(Finding(sw.name, "", "pfc", f"{name}: priority {prio} pauses queue "
                                    f"{plan.rdma.queue}", "queues " + ", ".join(map(str, got))
                                    if got else "no output map entry"))
+    for p in sw.ports if bound is not None else ():
+        profile = bound.get(p.name, "") if bound is not None else ""
+        if profile not in ours:
+            out.append(Finding(sw.name, p.name, "pfc", "a congestion notification profile of "
+                               f"fabgen's ({cos.PFC_PROFILE_PREFIX}<m>m, in cos.json)",
+                               profile or "none"))
+    return out
+
+
+def interface_profiles(text: str) -> dict[str, str]:
+    """{interface: congestion notification profile} of `show class-of-service interface`."""
+    out = {}
+    for i in _records(text, "cos-interfaces.json", "cos-interface-information",
+                      "interface-map"):
+        name = _data(i, "interface-name")
+        if name:
+            out[name] = _data(i, "interface-congestion-notification-map-name")
     return out
 
 
@@ -285,7 +317,9 @@ def findings(sw: ExpectedSwitch, texts: Mapping[str, str], plan: QosPlan,
     if "cos.json" in texts and ("pfc" in checks or "pfc-watchdog" in checks):
         profiles = congestion_notification(texts["cos.json"])
         if "pfc" in checks:
-            out += _pfc(sw, profiles, plan)
+            bound = (interface_profiles(texts["cos-interfaces.json"])
+                     if "cos-interfaces.json" in texts else None)
+            out += _pfc(sw, profiles, plan, bound)
         if "pfc-watchdog" in checks:
             out += _watchdog(sw, profiles, plan)
     return out

@@ -22,18 +22,24 @@ def notes(ctx: RenderContext) -> list[str]:
         *_ecn(ctx),
         "Shared buffer: NOT written. Juniper's JVD partitions (ingress lossless 66 / headroom "
         "24 / lossy 10, egress 66 / 10, dedicated 15 / 30) need 23.4X100; the 23.4R2-EVO "
-        "schema has only `shared-buffer percent`. The switch keeps its default partitions.",
+        "schema has only `shared-buffer percent` (as have the published 24.2R1-EVO and "
+        "24.4R1-EVO schemas). The switch keeps its default partitions.",
         f"MTU: media MTU = IP MTU + {facts.ETHERNET_OVERHEAD}; {facts.MAX_MEDIA_MTU} is the "
         "largest Juniper configures on the QFX5240 (JVD), not a published hardware maximum.",
         f"ECMP: `maximum-ecmp` up to {facts.MAX_ECMP} is the 23.4R2-EVO schema's ceiling; "
         "Juniper publishes no QFX5240 ECMP group limit.",
         "Telemetry: telemetry/gnmic-junos.yaml subscribes to paths of Juniper's 23.4R2-EVO "
-        "models (OpenConfig and Juniper's augments: PFC frames per priority, queue tail "
+        "models (OpenConfig and Juniper's augments: PFC frames per priority, queue tail and WRED "
         "drops, link, BGP and BFD state); which of them a QFX5240 streams is NOT verified on "
-        "a switch. Those models have no PFC watchdog or ECN-mark counter, so neither is "
-        "alerted on. The config streams zero counters too (`services analytics "
-        "zero-suppression no-zero-suppression`): suppressed zeros would hide a queue's first "
-        "drops from the alert.",
+        "a switch, nor that it answers json_ietf for them. Those models have no PFC watchdog "
+        "or ECN-mark counter, so neither is alerted on. The config streams zero counters too "
+        "(`services analytics zero-suppression no-zero-suppression`): suppressed zeros would "
+        "hide a queue's first drops from the alert.",
+        "Verify: `show class-of-service congestion-notification` prints the watchdog's "
+        "detection as pfc-wd-detection, which Juniper's RPC schema calls milliseconds while "
+        "the configuration counts polls; verify takes either reading of the plan's value. How "
+        "a DSCP input map prints its code points is not verified either (6 bits or a number "
+        "are read as DSCP, 3 bits as 802.1p).",
     ]
     under = underlay.plan(ctx.intent)
     if under.keepalive_s * 3 != under.hold_s:

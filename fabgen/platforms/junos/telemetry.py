@@ -9,16 +9,20 @@ marked `deviate not-supported` by Juniper's deviation module `jnx-openconfig-dev
     `jnx-pfc-statistics[priority]` with `in-mac-pause-frames` / `out-mac-pause-frames`
     (jnx-aug-openconfig-interfaces.yang, grouping jnx-pfc-stats-data);
   - queue drops: Juniper's augment of the interface counters, `out-queue[queue-number]` with
-    `tail-drop-pkts`, `red-drop-pkts`, `rl-drop-pkts` (same module, jnx-interface-counters;
-    the queue leaves Juniper's "Leaf-Level Support for PFE Sensors" page lists as exported);
+    `tail-drop-pkts` and `red-drop-pkts` (same module, jnx-interface-counters), subscribed leaf
+    by leaf as Juniper's "Leaf-Level Support for PFE Sensors" allows (facts.py [PFE-LEAF]), so
+    the other 14 queue leaves are not streamed for every queue of every port;
   - oper status, carrier transitions, port speed, BGP and BFD session state: OpenConfig.
 What has no path in any 23.4R2-EVO model (OpenConfig, Juniper augments or native JTI
 `native/jti/models`): a PFC watchdog counter and an ECN-marked-packets counter. The alerts
 say so (alerts.py) instead of alerting on a series nothing sends.
 
 Not verified on a QFX5240: which of these paths its gNMI server streams (Juniper's Telemetry
-Explorer is the per-platform list, not public data). The port is the one Juniper's AI JVD
-serves gRPC on (facts.GNMI_PORT).
+Explorer is the per-platform list, not public data), that it answers `json_ietf` for its PFE
+sensors (the processor also reads module-prefixed leaf names), and that jnx-pfc-statistics's
+key `priority` ("Egress queue priority value") is the PFC priority and not a queue number
+(fabgen's plans keep both equal). The port is the one Juniper's AI JVD serves gRPC on
+(facts.GNMI_PORT).
 """
 
 from __future__ import annotations
@@ -57,8 +61,10 @@ class Path:
 PATHS: tuple[Path, ...] = (
     Path("pfc", "/interfaces/interface/ethernet/state/counters/jnx-pfc-statistics",
          f"{_JNX} (jnx-pfc-stats-data: in-mac-pause-frames, out-mac-pause-frames per priority)"),
-    Path("queues", "/interfaces/interface/state/counters/out-queue",
-         f"{_JNX} (jnx-interface-counters out-queue: tail-drop-pkts per queue-number)"),
+    Path("queues", "/interfaces/interface/state/counters/out-queue/tail-drop-pkts",
+         f"{_JNX} (jnx-interface-counters out-queue, keyed by queue-number)"),
+    Path("queues", "/interfaces/interface/state/counters/out-queue/red-drop-pkts",
+         f"{_JNX} (jnx-interface-counters out-queue, keyed by queue-number)"),
     Path("intf", "/interfaces/interface/state/oper-status", f"{_OC}-interfaces"),
     # carrier-transitions counts every flap, so sampling the state loses none.
     Path("intf", "/interfaces/interface/state/counters/carrier-transitions",
@@ -84,10 +90,10 @@ def junos_gnmic(fabric: Fabric, switches: list[Switch]) -> dict[str, Any]:
     """gnmic config for the Junos switches.
 
     Resulting metrics: junos_pfc_{in,out}_mac_pause_frames{source, interface_name, priority},
-    junos_queues_{tail,red,rl}_drop_pkts (and the queue's other counters){source,
-    interface_name, queue}, junos_intf_{oper_status (1 up), carrier_transitions, port_speed
-    (Mb/s)}{source, interface_name}, junos_bgp_session_state (1 established){source,
-    neighbor}, junos_bfd_session_state (1 up){source, interface_name, local_discriminator}.
+    junos_queues_drop_pkts{source, interface_name, queue, drop=tail|red},
+    junos_intf_{oper_status (1 up), carrier_transitions, port_speed (Mb/s)}{source,
+    interface_name}, junos_bgp_session_state (1 established){source, neighbor},
+    junos_bfd_session_state (1 up){source, interface_name}.
     TLS is always on: the JVD's gRPC service is `ssl` with a local certificate, and Junos
     sends the password of the gNMI login with every call.
     """

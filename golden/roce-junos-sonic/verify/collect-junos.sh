@@ -31,4 +31,8 @@ fi
 if ! cli -c 'show class-of-service congestion-notification | display json' > "$dir/cos.json"; then
   echo "collect-junos: PFC and the PFC watchdog of each congestion notification profile failed; $dir/cos.json is incomplete" >&2
 fi
-echo "saved 5 outputs in $dir"
+# the congestion notification profile of each port
+if ! cli -c 'show class-of-service interface | display json' > "$dir/cos-interfaces.json"; then
+  echo "collect-junos: the congestion notification profile of each port failed; $dir/cos-interfaces.json is incomplete" >&2
+fi
+echo "saved 6 outputs in $dir"

@@ -60,6 +60,10 @@ def _saved(sw: Any, plan: Any) -> dict[str, str]:
              "session-interface": f"{s.port}.0", "session-transmission-interval": "0.300",
              "session-adaptive-multiplier": "3"} for s in sw.sessions]),
         "cos.json": _congestion_notification(plan),
+        "cos-interfaces.json": json.dumps({"cos-interface-information": [{"interface-map": [
+            {"interface-name": [{"data": p.name}],
+             "interface-congestion-notification-map-name": [{"data": cos.pfc_profile(5)}]}
+            for p in sw.ports]}]}),
     }
 
 

@@ -63,7 +63,7 @@ def test_wrong_files_are_clear_errors(parser: object) -> None:
 
 def test_commands_and_telemetry_facts() -> None:
     assert [c[0] for c in saved.COMMANDS] == ["bgp.json", "bfd.json", "interfaces.json",
-                                             "lldp.json", "cos.json"]
+                                             "lldp.json", "cos.json", "cos-interfaces.json"]
     # Run from the switch's shell: one CLI command each, the JSON pipe inside it.
     assert all(c[1].startswith("cli -c 'show ") and c[1].endswith("| display json'")
                for c in saved.COMMANDS)
@@ -103,13 +103,59 @@ def test_congestion_notification_profiles() -> None:
                           "detection": "2", "recovery": "400"}
 
 
-def _cos_findings(text: str, checks: tuple[str, ...] = ("pfc", "pfc-watchdog")) -> list[str]:
+def _cos_findings(text: str, checks: tuple[str, ...] = ("pfc", "pfc-watchdog"),
+                  ports: str | None = None) -> list[str]:
     from fabgen import underlay
 
     intent = load(ROOT / "inventories" / "roce-junos-sonic.yaml").intent
-    return [f.message for f in saved.findings(_switch(), {"cos.json": text}, _plan(),
-                                              intent.monitoring, checks,
-                                              underlay.plan(intent).bfd)]
+    files = {"cos.json": text, "cos-interfaces.json": ports or _read("cos-interfaces.json")}
+    return [f.message for f in saved.findings(_switch(), files, _plan(), intent.monitoring,
+                                              checks, underlay.plan(intent).bfd)]
+
+
+def test_interface_profiles() -> None:
+    bound = saved.interface_profiles(_read("cos-interfaces.json"))
+    assert bound["et-0/0/0:0"] == "fabgen-pfc-5m"  # a host port, 5 m
+    assert bound["et-0/0/16:0"] == "fabgen-pfc-100m"  # an uplink, 100 m
+    assert len(bound) == len(_switch().ports)
+
+
+def test_a_port_without_fabgens_profile_is_a_finding() -> None:
+    import json
+
+    data = json.loads(_read("cos-interfaces.json"))
+    ports = data["cos-interface-information"][0]["interface-map"]
+    del ports[0]["interface-congestion-notification-map-name"]  # et-0/0/0:0: no PFC at all
+    ports[1]["interface-congestion-notification-map-name"] = [{"data": "site-pfc"}]
+    assert _cos_findings(_read("cos.json"), ("pfc",), json.dumps(data)) == [
+        "leaf-su1-r0 et-0/0/0:0: pfc: expected a congestion notification profile of "
+        "fabgen's (fabgen-pfc-<m>m, in cos.json), got none",
+        "leaf-su1-r0 et-0/0/0:1: pfc: expected a congestion notification profile of "
+        "fabgen's (fabgen-pfc-<m>m, in cos.json), got site-pfc"]
+
+
+def test_a_port_bound_to_a_profile_cos_json_lacks_is_a_finding() -> None:
+    """The 100 m profile missing from the switch while its uplinks name it."""
+    import json
+
+    data = json.loads(_read("cos.json"))
+    top = data["cos-congestion-notification-information"][0]
+    top["cos-congestion-notification"] = [
+        p for p in top["cos-congestion-notification"]
+        if p["congestion-notification-name"][0]["data"] != "fabgen-pfc-100m"]
+    found = _cos_findings(json.dumps(data), ("pfc",))
+    assert len(found) == 32 and all("got fabgen-pfc-100m" in f for f in found), found[:2]
+
+
+@pytest.mark.parametrize(("printed", "ok"), [
+    ("011010", True),   # 6 bits: DSCP 26
+    ("26", True),       # a number: DSCP 26
+    ("011", False),     # 3 bits: 802.1p priority 3, untagged RoCE gets no PFC
+])
+def test_the_input_map_must_be_dscp(printed: str, ok: bool) -> None:
+    text = _read("cos.json").replace('"011010"', f'"{printed}"')
+    found = _cos_findings(text, ("pfc",))
+    assert (found == []) is ok, found
 
 
 def test_planned_pfc_and_watchdog_pass() -> None:

@@ -188,18 +188,26 @@ def test_deviation_reader_on_a_small_module() -> None:
 
 
 def test_what_has_no_path_is_said_not_alerted() -> None:
-    sig = alerts.SIGNALS
-    assert sig.watchdog is None and sig.ecn_other is None
-    assert "watchdog" in alerts.UNALERTED and "ECN" in alerts.UNALERTED
+    """No rule watches a series Junos does not send, and the report says which."""
+    import yaml
+
+    from fabgen.targets import alerts as alert_rules
+    from tests.platforms.contract import GOLDEN
+
+    golden = GOLDEN / "roce-junos-sonic"
+    groups = yaml.safe_load((golden / alert_rules.RULES).read_text())["groups"]
+    junos = {r["alert"] for g in groups if g["name"].endswith("-junos") for r in g["rules"]}
+    sonic = {r["alert"] for g in groups if g["name"].endswith("-sonic") for r in g["rules"]}
+    assert {"PfcWatchdogTriggered", "EcnMarksOnNonRoceQueue"} <= sonic - junos
+    assert alerts.UNALERTED in (golden / "report.md").read_text()
 
 
 # --- zero suppression: why the config streams zero counters ---------------------------------
 
-def _late_drops(suppressed: bool) -> dict[str, list[float]]:
+def _late_drops(suppressed: bool, counter: str = "tail-drop-pkts") -> dict[str, list[float]]:
     """A healthy fabric whose lossless queue on et-0/0/16:0 drops 5 packets at step 40 (long
     after the collector's first sync), with the Packet Forwarding Engine's zero suppression
-    (every zero counter left out after the first sync) or without it (what the rendered
-    `services analytics zero-suppression no-zero-suppression` asks for)."""
+    (every zero counter left out after the first sync) or without it."""
     from tests import telemetry_timeline as tl
     from tests.platforms.contract import GOLDEN
     from tests.platforms.junos import gnmi
@@ -209,7 +217,7 @@ def _late_drops(suppressed: bool) -> dict[str, list[float]]:
         for u in gnmi.junos_updates(step, False):
             val = u["val"]
             if step >= 40 and "et-0/0/16:0]" in u["path"] and u["path"].endswith(
-                    "out-queue[queue-number=3]/tail-drop-pkts"):
+                    f"out-queue[queue-number=3]/{counter}"):
                 val = "5"
             if not (suppressed and step > 0 and val == "0"):
                 updates.append({"path": u["path"], "val": val})
@@ -218,10 +226,8 @@ def _late_drops(suppressed: bool) -> dict[str, list[float]]:
     return tl.run((GOLDEN / gnmi.INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events, False)
 
 
-@pytest.mark.parametrize("suppressed", [False, True])
-def test_first_drops_alert_only_when_zeros_are_streamed(suppressed: bool,
-                                                         tmp_path: Path) -> None:
-    from fabgen.platforms.junos import config
+def _drops_alert(timeline: dict[str, list[float]], tmp_path: Path,
+                 *expected: dict[str, str]) -> None:
     from fabgen.targets import alerts as alert_rules
     from tests import telemetry_timeline as tl
     from tests.conftest import require_tool
@@ -230,16 +236,38 @@ def test_first_drops_alert_only_when_zeros_are_streamed(suppressed: bool,
     from tests.test_alerts import _alert, _run_tests
 
     require_tool("promtool")
-    assert config.TELEMETRY_SERVICES == {
-        "analytics": {"zero-suppression": {"no-zero-suppression": config.EMPTY}}}
-    timeline = _late_drops(suppressed)
     rules = tmp_path / "rules.yaml"
     rules.write_text((GOLDEN / gnmi.INVENTORY / alert_rules.RULES).read_text())
-    labels = {"alertname": "LosslessQueueDrops", "fabric": gnmi.INVENTORY,
-              "interface_name": "et-0/0/16:0", "platform": "junos", "queue": "3",
-              "role": "leaf", "severity": "critical", "source": "leaf-su1-r0",
-              "subscription_name": "queues"}
-    expected = () if suppressed else (labels,)
     _run_tests(rules, [{"interval": f"{tl.STEP_S}s",
                         "input_series": tl.promtool_series(timeline),
                         "alert_rule_test": [_alert("LosslessQueueDrops", "9m", *expected)]}])
+
+
+def _labels(drop: str) -> dict[str, str]:
+    return {"alertname": "LosslessQueueDrops", "drop": drop, "fabric": "roce-junos-sonic",
+            "interface_name": "et-0/0/16:0", "platform": "junos", "queue": "3",
+            "role": "leaf", "severity": "critical", "source": "leaf-su1-r0",
+            "subscription_name": "queues"}
+
+
+@pytest.mark.parametrize("statement_removed", [False, True])
+def test_first_drops_alert_only_when_zeros_are_streamed(statement_removed: bool,
+                                                         tmp_path: Path) -> None:
+    """The rendered config turns zero suppression off; without that statement the switch
+    suppresses zeros ("gNMI Subscription", facts.py [GNMI-SUB]) and the first drops of a queue
+    that never dropped are missed."""
+    from tests.platforms.contract import GOLDEN
+
+    conf = (GOLDEN / "roce-junos-sonic" / "junos" / "leaf-su1-r0.conf").read_text()
+    if statement_removed:
+        conf = conf.replace("no-zero-suppression;", "")
+    suppressed = "no-zero-suppression;" not in conf
+    assert suppressed is statement_removed  # the render carries the statement
+    timeline = _late_drops(suppressed)
+    _drops_alert(timeline, tmp_path, *(() if suppressed else (_labels("tail"),)))
+
+
+def test_wred_drops_on_the_lossless_queue_alert(tmp_path: Path) -> None:
+    """The lossless queue's ECN drop profile drops what it cannot mark (a sender that is not
+    ECN-capable): red-drop-pkts alerts as well, labelled drop=red."""
+    _drops_alert(_late_drops(False, "red-drop-pkts"), tmp_path, _labels("red"))
