@@ -310,6 +310,8 @@ def test_a_render_folder_is_cut_however_it_is_spelled(tmp_path: Path, cli, cwd: 
     assert data["summary"]["files"] == {"added": 0, "removed": 0, "changed": 1,
                                         "unchanged": 24}
     assert [f["name"] for f in data["files"]] == ["junos/leaf-su1-r0.conf"]
+    # the switch's role, from the render's cabling plan although the plan is not compared
+    assert [(d["name"], d["role"]) for d in data["devices"]] == [("leaf-su1-r0", "leaf")]
 
 
 def test_backups_of_other_platforms_are_out_of_a_folders_scope(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -30,14 +30,12 @@ from fabgen.diff.model import (
     Status,
 )
 from fabgen.diff.sections import diff_lines, diff_sections
-from fabgen.diff.sources import DirSide, Side, cut_to, open_side, same
+from fabgen.diff.sources import CABLING_JSON, DirSide, Side, cut_to, open_side, same
 from fabgen.diff.structured import diff_values, parse_json, parse_yaml
 from fabgen.diff.tables import Row, csv_rows, diff_rows, json_cables
 from fabgen.natural import natural_key
 from fabgen.output import MANIFEST
 from fabgen.platforms.registry import push as platforms
-
-CABLING_JSON = "cabling/cabling.json"
 
 
 def diff(old_spec: str, new_spec: str, *, owned: bool = True) -> DiffResult:
@@ -232,7 +230,7 @@ def _switch_roles(side: Side) -> dict[str, str]:
 
 def _switches(side: Side) -> dict[str, tuple[str, str]]:
     """switch -> (role, platform), from the switch list at the end of cabling/cabling.json."""
-    if CABLING_JSON not in side.entries:
+    if CABLING_JSON not in side.entries and CABLING_JSON not in side.context:
         return {}
     switches: Any = None
     if isinstance(side, DirSide):
@@ -253,7 +251,7 @@ def _tail_switches(side: DirSide) -> Any:
     without reading the cables before it. None when the file is not laid out that way."""
     marker = '\n  "switches": '
     path = side.root / CABLING_JSON
-    size = side.entries[CABLING_JSON].size
+    size = side.entry(CABLING_JSON).size
     for tail in (1 << 22, 1 << 25):
         with open(path, "rb") as fh:
             fh.seek(max(0, size - tail))

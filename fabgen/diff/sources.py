@@ -21,9 +21,10 @@ import os
 import posixpath
 import stat
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Literal
 
 from fabgen import user_files
@@ -37,6 +38,7 @@ from fabgen.output import MANIFEST
 # unread rather than taken whole into memory.
 MAX_FILE_BYTES = 512 * 1024 * 1024
 CHUNK = 1 << 20
+CABLING_JSON = "cabling/cabling.json"  # the cabling plan, whose switch list names each role
 WHAT = "a file to compare"
 
 
@@ -53,6 +55,12 @@ class Side:
     entries: dict[str, Entry]
     named: str = ""  # what the user named, when not `label` (a render's folder given alone)
     cut: str = ""  # the one top-level folder of a render this side holds ("" all of it)
+    # Files read for context but not compared (a cut render's cabling plan: the switches'
+    # roles); set per instance when a render is cut.
+    context: Mapping[str, Entry] = MappingProxyType({})
+
+    def entry(self, path: str) -> Entry:
+        return self.entries[path] if path in self.entries else self.context[path]
 
     @property
     def title(self) -> str:
@@ -201,14 +209,14 @@ class DirSide(Side):
         return _decoded(self._raw(path), self.shown(path))
 
     def blob_id(self, path: str) -> str:
-        digest = hashlib.sha1(f"blob {self.entries[path].size}\0".encode(),
+        digest = hashlib.sha1(f"blob {self.entry(path).size}\0".encode(),
                               usedforsecurity=False)
         for block in self._raw(path):
             digest.update(block)
         return digest.hexdigest()
 
     def same_bytes(self, path: str, other: DirSide, other_path: str) -> bool:
-        if self.entries[path].size != other.entries[other_path].size:
+        if self.entry(path).size != other.entry(other_path).size:
             return False
         with self._open(path) as a, other._open(other_path) as b:
             while True:
@@ -267,7 +275,7 @@ class GitSide(Side):
         return self._batch
 
     def _bytes(self, path: str) -> bytes:
-        entry = self.entries[path]
+        entry = self.entry(path)
         if entry.size > MAX_FILE_BYTES:
             raise FabgenError.single(f"the file is larger than {MAX_FILE_BYTES >> 20} MiB, "
                                      f"fabgen's limit for {WHAT}", self.shown(path), 1, 1)
@@ -285,7 +293,7 @@ class GitSide(Side):
         return user_files.decode(self._bytes(path), self.shown(path))
 
     def chunks(self, path: str) -> Iterator[str]:
-        entry = self.entries[path]
+        entry = self.entry(path)
         if entry.size > MAX_FILE_BYTES:
             self._bytes(path)  # raises the size error
         proc = subprocess.Popen(["git", "cat-file", "blob", str(entry.blob)],
@@ -299,7 +307,7 @@ class GitSide(Side):
             proc.wait()
 
     def blob_id(self, path: str) -> str:
-        return str(self.entries[path].blob)
+        return str(self.entry(path).blob)
 
     def close(self) -> None:
         if self._batch is not None:
@@ -326,6 +334,7 @@ def open_side(spec: str) -> Side:
         # A folder the walk of its parent does not enter (a symbolic link) is read as given.
         render.close()
         return side
+    render.context = {p: e for p, e in render.entries.items() if p == CABLING_JSON}
     render.entries = {**inside, MANIFEST: render.entries[MANIFEST]}
     render.named, render.cut = side.label, folder
     side.close()
@@ -334,6 +343,7 @@ def open_side(spec: str) -> Side:
 
 def cut_to(side: Side, folder: str) -> None:
     """Keep only a render's files under `folder` (the other side was given as that folder)."""
+    side.context = {p: e for p, e in side.entries.items() if p == CABLING_JSON}
     side.entries = {rel: e for rel, e in side.entries.items()
                     if rel == MANIFEST or rel.startswith(f"{folder}/")}
     side.cut = folder
