@@ -35,6 +35,26 @@ def add(fields: dict[str, str], field: str, amount: int) -> None:
 
 # --- OpenConfig servers answer leaf by leaf ---------------------------------------------------
 
+def openconfig_faults(path: str, val: str, step: int, storm: bool, first: bool,
+                      peer: str = "10.254.0.0") -> str | None:
+    """The storm's faults on the OpenConfig leaves every OpenConfig platform streams: the BGP
+    session to `peer` and the first port's BFD session down from step 20, the first port up
+    at 200G, every other port flapping four times in its first 80 s. None: not faulted."""
+    if not storm:
+        return None
+    if step >= 20 and f"neighbor-address={peer}" in path:
+        return "ACTIVE"
+    if step >= 20 and first and path.startswith("/bfd/"):
+        return "DOWN"
+    if first and path.endswith("port-speed"):
+        return "openconfig-if-ethernet:SPEED_200GB"
+    if not first and path.endswith("carrier-transitions"):
+        return str(int(val) + min(step, 8))
+    if not first and path.endswith("oper-status") and step < 8:
+        return "DOWN" if step % 2 else "UP"
+    return None
+
+
 def openconfig_events(config: dict[str, Any], updates: list[dict[str, str]],
                       step: int) -> list[dict[str, Any]]:
     """One event per leaf-by-leaf update of leaf-su1-r0, named after the subscription whose

@@ -32,16 +32,8 @@ def junos_updates(step: int, storm: bool) -> list[dict[str, str]]:
             val = str(200_000 * step)
         elif storm and step >= 20 and first and "out-queue[queue-number=3]/tail-drop-pkts" in path:
             val = str(int(val) + 5)
-        elif storm and step >= 20 and "neighbor-address=10.254.0.0" in path:
-            val = "ACTIVE"
-        elif storm and step >= 20 and first and path.startswith("/bfd/"):
-            val = "DOWN"
-        elif storm and first and path.endswith("port-speed"):
-            val = "openconfig-if-ethernet:SPEED_200GB"
-        elif storm and not first and path.endswith("carrier-transitions"):
-            val = str(int(val) + min(step, 8))
-        elif storm and not first and path.endswith("oper-status") and step < 8:
-            val = "DOWN" if step % 2 else "UP"
+        else:
+            val = tl.openconfig_faults(path, val, step, storm, first) or val
         out.append({"path": path, "val": val})
     return out
 
@@ -53,8 +45,7 @@ def events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any
 @cache
 def timeline(storm: bool) -> dict[str, list[float]]:
     """{series: value per step} from the example's rendered gnmic config."""
-    return tl.run((GOLDEN / INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events,
-                              storm)
+    return tl.run((GOLDEN / INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events, storm)
 
 
 ALERTS = AlertTimeline(INVENTORY, timeline, {
