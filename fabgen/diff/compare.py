@@ -268,19 +268,21 @@ def _tail_switches(side: DirSide) -> Any:
     return None
 
 
+def _manifest(side: Side) -> dict[str, Any]:
+    """A render's manifest; {} when the side has none or it cannot be read."""
+    if MANIFEST not in side.entries or side.entries[MANIFEST].size > 1 << 26:
+        return {}
+    try:
+        data = json.loads(side.read(MANIFEST))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _notes(old: Side, new: Side) -> list[str]:
     """fabgen's version and the intent of each render, from their manifests, when they
     differ."""
-    def manifest(side: Side) -> dict[str, Any]:
-        if MANIFEST not in side.entries or side.entries[MANIFEST].size > 1 << 26:
-            return {}
-        try:
-            data = json.loads(side.read(MANIFEST))
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    a, b = manifest(old), manifest(new)
+    a, b = _manifest(old), _manifest(new)
     notes = []
     va, vb = a.get("fabgen_version"), b.get("fabgen_version")
     if va and vb and va != vb:
@@ -320,10 +322,7 @@ def _render_configs(side: Side) -> dict[str, dict[str, str]]:
 def _devices_elsewhere(side: Side) -> set[str]:
     """The switches a render cut to one folder configures in its other folders (its manifest
     lists every file)."""
-    try:
-        files = json.loads(side.read(MANIFEST)).get("files")
-    except (ValueError, AttributeError):
-        return set()
+    files = _manifest(side).get("files")
     out = set()
     for path in files if isinstance(files, dict) else ():
         kind = kind_of(str(path))
@@ -401,9 +400,10 @@ def _by_device(old: Side, new: Side, owned: bool) -> DiffResult:
     b = rendered if new is render_side else _backup_configs(new, rendered)
     if render_side is not None and render_side.cut:
         # Backups of the render's switches outside the folder compared are not in question.
+        elsewhere = _devices_elsewhere(render_side) - rendered.keys()
         for backups in (a, b):
             if backups is not rendered:
-                for device in _devices_elsewhere(render_side) - rendered.keys():
+                for device in elsewhere:
                     backups.pop(device, None)
     if render_side is not None and old.kind != new.kind:
         # A rendered file backups do not hold is compared only where the backup has it.

@@ -329,14 +329,13 @@ def open_side(spec: str) -> Side:
         return side
     parent_spec, folder = found
     render = GitSide(parent_spec) if spec.startswith("git:") else DirSide(parent_spec)
-    inside = {rel: e for rel, e in render.entries.items() if rel.startswith(f"{folder}/")}
-    if not inside or MANIFEST not in render.entries:
+    if MANIFEST not in render.entries or not any(
+            rel.startswith(f"{folder}/") for rel in render.entries):
         # A folder the walk of its parent does not enter (a symbolic link) is read as given.
         render.close()
         return side
-    render.context = {p: e for p, e in render.entries.items() if p == CABLING_JSON}
-    render.entries = {**inside, MANIFEST: render.entries[MANIFEST]}
-    render.named, render.cut = side.label, folder
+    cut_to(render, folder)
+    render.named = side.label
     side.close()
     return render
 
