@@ -189,14 +189,13 @@ def _dscp(text: str) -> int | None:
     return None
 
 
-def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan,
+def _pfc(sw: ExpectedSwitch, ours: Mapping[str, Profile], plan: QosPlan,
          bound: Mapping[str, str] | None) -> list[Finding]:
-    """fabgen's profiles: PFC on the RDMA DSCPs only at input (DSCP-based PFC [DSCP-PFC]:
+    """fabgen's profiles (`ours`): PFC on the RDMA DSCPs only at input (DSCP-based PFC [DSCP-PFC]:
     RoCE is untagged), the RDMA queue paused by each lossless priority at output; and, from
     `show class-of-service interface` (`bound`: interface -> profile), every planned port bound
     to one of them. How a DSCP input map prints its code points is not verified on a switch:
     6 bits or a number are read as DSCP."""
-    ours = {n: p for n, p in profiles.items() if n.startswith(cos.PFC_PROFILE_PREFIX)}
     if not ours:
         return [Finding(sw.name, "", "pfc", "fabgen's congestion notification profiles "
                         f"({cos.PFC_PROFILE_PREFIX}<m>m)", "none")]
@@ -214,12 +213,13 @@ def _pfc(sw: ExpectedSwitch, profiles: Mapping[str, Profile], plan: QosPlan,
                 out.append(Finding(sw.name, "", "pfc", f"{name}: priority {prio} pauses queue "
                                    f"{plan.rdma.queue}", "queues " + ", ".join(map(str, got))
                                    if got else "no output map entry"))
-    for p in sw.ports if bound is not None else ():
-        profile = bound.get(p.name, "") if bound is not None else ""
-        if profile not in ours:
-            out.append(Finding(sw.name, p.name, "pfc", "a congestion notification profile of "
-                               f"fabgen's ({cos.PFC_PROFILE_PREFIX}<m>m, in cos.json)",
-                               profile or "none"))
+    if bound is not None:
+        for p in sw.ports:
+            profile = bound.get(p.name, "")
+            if profile not in ours:
+                out.append(Finding(sw.name, p.name, "pfc", "a congestion notification profile "
+                                   f"of fabgen's ({cos.PFC_PROFILE_PREFIX}<m>m, in cos.json)",
+                                   profile or "none"))
     return out
 
 
@@ -234,20 +234,18 @@ def interface_profiles(text: str) -> dict[str, str]:
     return out
 
 
-def _watchdog(sw: ExpectedSwitch, profiles: Mapping[str, Profile],
+def _watchdog(sw: ExpectedSwitch, ours: Mapping[str, Profile],
               plan: QosPlan) -> list[Finding]:
-    """The watchdog of fabgen's profiles against the plan. Junos configures `detection` as a
-    number of polls, while the RPC reply describes pfc-wd-detection as milliseconds: either
-    reading of the planned value is taken."""
+    """The watchdog of fabgen's profiles (`ours`) against the plan. Junos configures
+    `detection` as a number of polls, while the RPC reply describes pfc-wd-detection as
+    milliseconds: either reading of the planned value is taken."""
     wd = plan.watchdog
     if not wd.enabled:
         return []
     want = (f"watchdog {wd.action}, poll {wd.poll_ms} ms, detection {wd.detection_ms} ms, "
             f"recovery {wd.restoration_ms} ms")
     out = []
-    for name, prof in sorted(profiles.items()):
-        if not name.startswith(cos.PFC_PROFILE_PREFIX):
-            continue
+    for name, prof in sorted(ours.items()):
         got = prof.watchdog
         if got is None or got["enabled"].lower() in ("", "disabled", "no"):
             out.append(Finding(sw.name, "", "pfc-watchdog", f"{name}: {want}", "no watchdog"))
@@ -315,11 +313,12 @@ def findings(sw: ExpectedSwitch, texts: Mapping[str, str], plan: QosPlan,
                             "receive-interval": interval, "detect-multiplier": multiplier}
         out += compare.bfd(sw, sessions, bfd)
     if "cos.json" in texts and ("pfc" in checks or "pfc-watchdog" in checks):
-        profiles = congestion_notification(texts["cos.json"])
+        ours = {name: p for name, p in congestion_notification(texts["cos.json"]).items()
+                if name.startswith(cos.PFC_PROFILE_PREFIX)}
         if "pfc" in checks:
             bound = (interface_profiles(texts["cos-interfaces.json"])
                      if "cos-interfaces.json" in texts else None)
-            out += _pfc(sw, profiles, plan, bound)
+            out += _pfc(sw, ours, plan, bound)
         if "pfc-watchdog" in checks:
-            out += _watchdog(sw, profiles, plan)
+            out += _watchdog(sw, ours, plan)
     return out
