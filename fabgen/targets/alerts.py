@@ -117,6 +117,14 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
 
     dev, port = sig.device, sig.port
 
+    def link(template: str) -> str:
+        """A link series (state, carrier, speed) of the front-panel ports only."""
+        if sig.fabric_ports is not None:
+            only = f'{port}=~"{sig.fabric_ports}"'
+            template = (template.replace("{f}", "{f, " + only + "}") if "{f}" in template
+                        else template.replace("{f, ", "{f, " + only + ", "))
+        return sel(template)
+
     _rule = partial(_make_rule, platform=sig.platform)
 
     where = f"{{{{ $labels.{dev} }}}} {{{{ $labels.{port} }}}}"
@@ -202,20 +210,20 @@ def _switch_group(fabric: str, sig: Signals, speeds: PlannedSpeeds, plan: QosPla
             "noticed only at the BGP hold time. The interface names the peer: check it with "
             "`show bfd peers` on both ends."))
     rules.append(_rule(
-        "LinkWrongSpeed", _speed_expr(sig, speeds, sel), 300, "warning", fabric,
+        "LinkWrongSpeed", _speed_expr(sig, speeds, link), 300, "warning", fabric,
         f"{where} runs at the wrong speed",
         f"The port is up at a speed other than the cabling plan's "
         f"({_planned(speeds)}): a wrong optic or cable, a failed lane or auto-negotiation fell "
         "back. The link carries less than the fabric was sized for and its ECMP share "
         "congests first."))
     window = mon.link_flap_window_s
-    flaps = f"changes({sel(sig.oper_up)}[{window}s]) > {mon.link_flaps}"
+    flaps = f"changes({link(sig.oper_up)}[{window}s]) > {mon.link_flaps}"
     if sig.carrier is not None:
-        counted = f"increase({sel(sig.carrier)}[{window}s]) > {mon.link_flaps}"
+        counted = f"increase({link(sig.carrier)}[{window}s]) > {mon.link_flaps}"
         # A counter some releases lack: where it exists it decides, elsewhere the state.
         flaps = counted if not sig.carrier_optional else (
             f"{counted} or ({flaps} unless on({sig.device}, {sig.port}) "
-            f"{sel(sig.carrier)})")
+            f"{link(sig.carrier)})")
     rules.append(_rule(
         "LinkFlapping", flaps, 0, "warning", fabric, f"{where} is flapping",
         f"The port changed state more than {mon.link_flaps} times in {window} s. Each flap "

@@ -47,6 +47,10 @@ class Signals:
     speed: str  # gauge: the port's speed
     speed_per_gbps: int  # `speed` units in one Gb/s
     queue_label: str = "queue"  # label naming the queue of `ecn_other`
+    # Regex of its front-panel port names: the link rules (state, flaps, speed) read those
+    # only, so a management port of its own speed and state does not alert; None: every port
+    # the collector names is a fabric port.
+    fabric_ports: str | None = None
     fabric_label: bool = True  # the collector tags every series with fabric=<name>
     # `carrier` is missing on some releases: where it is absent, fall back to counting changes
     # of `oper_up` (`<carrier> or (<oper changes> unless on(...) <carrier>)`).

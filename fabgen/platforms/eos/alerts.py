@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from fabgen.platforms.contract.outputs import Signals
 
-__all__ = ["FABRIC_PORTS", "SIGNALS"]
-
-FABRIC_PORTS = "Ethernet.*"
+__all__ = ["SIGNALS"]
 
 SIGNALS = Signals(
     platform="eos", device="source", port="interface_name",
@@ -22,11 +20,10 @@ SIGNALS = Signals(
     lossless_drops='eos_queues_dropped_pkts{f, queue_name=~"\\\\D*{q}"}',
     bgp_down="eos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
     bfd_up="eos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
+    oper_up="eos_intf_oper_status{f}", carrier="eos_intf_carrier_transitions{f}",
+    speed="eos_intf_port_speed{f}", speed_per_gbps=1000,
     # Front-panel ports only: Management1 has a speed and a state of its own (1G, up), which
     # would read as a port at the wrong speed on every switch.
-    oper_up=f"eos_intf_oper_status{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
-    carrier=f"eos_intf_carrier_transitions{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
-    speed=f"eos_intf_port_speed{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
-    speed_per_gbps=1000,
+    fabric_ports="Ethernet.*",
     queue_label="queue_name",
 )

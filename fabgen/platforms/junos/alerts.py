@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from fabgen.platforms.contract.outputs import Signals
 
-__all__ = ["FABRIC_PORTS", "SIGNALS", "UNALERTED"]
-
-FABRIC_PORTS = "et-.*"
+__all__ = ["SIGNALS", "UNALERTED"]
 
 SIGNALS = Signals(
     platform="junos", device="source", port="interface_name",
@@ -31,15 +29,14 @@ SIGNALS = Signals(
     lossless_drops='junos_queues_drop_pkts{f, queue="{q}"}',
     bgp_down="junos_bgp_session_state{f} == 0", bgp_flaps=None, bgp_peer="neighbor",
     bfd_up="junos_bfd_session_state{f}",  # openconfig-bfd session-state, UP = 1
-    # Front-panel ports only (`et-`, facts.port_name): the management port (re0:mgmt-0) has
-    # a speed and a state of its own.
-    oper_up=f"junos_intf_oper_status{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
-    carrier=f"junos_intf_carrier_transitions{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
+    oper_up="junos_intf_oper_status{f}", carrier="junos_intf_carrier_transitions{f}",
     # carrier-transitions is OpenConfig's, not in Juniper's leaf-level list of what the PFE
     # sensor exports: where it is missing, count changes of the oper status.
     carrier_optional=True,
-    speed=f"junos_intf_port_speed{{f, interface_name=~\"{FABRIC_PORTS}\"}}",
-    speed_per_gbps=1000,
+    speed="junos_intf_port_speed{f}", speed_per_gbps=1000,
+    # Front-panel ports only (`et-`, facts.port_name): the management port (re0:mgmt-0) has
+    # a speed and a state of its own.
+    fabric_ports="et-.*",
     queue_label="queue",
 )
 
