@@ -9,6 +9,7 @@ from the fixtures in tests/fixtures/gnmi); the platform contract runs its alerts
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +54,19 @@ def openconfig_faults(path: str, val: str, step: int, storm: bool, first: bool,
     if not first and path.endswith("oper-status") and step < 8:
         return "DOWN" if step % 2 else "UP"
     return None
+
+
+def openconfig_timeline(config: Path, updates: Callable[[int, bool], list[dict[str, str]]]
+                        ) -> Callable[[bool], dict[str, list[float]]]:
+    """storm? -> {series: value per step} of a server answering leaf by leaf (`updates` at a
+    step) through the rendered gnmic config at `config`; each timeline is built once."""
+    def events(cfg: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
+        return openconfig_events(cfg, updates(step, storm), step)
+
+    @functools.cache
+    def timeline(storm: bool) -> dict[str, list[float]]:
+        return run(config.read_text(), events, storm)
+    return timeline
 
 
 def openconfig_events(config: dict[str, Any], updates: list[dict[str, str]],

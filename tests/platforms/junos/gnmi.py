@@ -4,9 +4,6 @@ timelines: leaf-by-leaf updates of the paths its gnmic config subscribes
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
 from fabgen.platforms.junos import telemetry
 from tests import telemetry_timeline as tl
 from tests.platforms.contract import GOLDEN, AlertTimeline
@@ -38,14 +35,8 @@ def junos_updates(step: int, storm: bool) -> list[dict[str, str]]:
     return out
 
 
-def events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
-    return tl.openconfig_events(config, junos_updates(step, storm), step)
-
-
-@cache
-def timeline(storm: bool) -> dict[str, list[float]]:
-    """{series: value per step} from the example's rendered gnmic config."""
-    return tl.run((GOLDEN / INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events, storm)
+# {series: value per step} from the example's rendered gnmic config
+timeline = tl.openconfig_timeline(GOLDEN / INVENTORY / telemetry.GNMIC_JUNOS, junos_updates)
 
 
 ALERTS = AlertTimeline(INVENTORY, timeline, {

@@ -212,18 +212,19 @@ def _late_drops(suppressed: bool, counter: str = "tail-drop-pkts") -> dict[str, 
     from tests.platforms.contract import GOLDEN
     from tests.platforms.junos import gnmi
 
-    def events(config: dict[str, Any], step: int, storm: bool) -> list[dict[str, Any]]:
-        updates = []
+    def updates(step: int, storm: bool) -> list[dict[str, str]]:
+        out = []
         for u in gnmi.junos_updates(step, False):
             val = u["val"]
             if step >= 40 and "et-0/0/16:0]" in u["path"] and u["path"].endswith(
                     f"out-queue[queue-number=3]/{counter}"):
                 val = "5"
             if not (suppressed and step > 0 and val == "0"):
-                updates.append({"path": u["path"], "val": val})
-        return tl.openconfig_events(config, updates, step)
+                out.append({"path": u["path"], "val": val})
+        return out
 
-    return tl.run((GOLDEN / gnmi.INVENTORY / telemetry.GNMIC_JUNOS).read_text(), events, False)
+    return tl.openconfig_timeline(GOLDEN / gnmi.INVENTORY / telemetry.GNMIC_JUNOS,
+                                  updates)(False)
 
 
 def _drops_alert(timeline: dict[str, list[float]], tmp_path: Path,
