@@ -32,7 +32,6 @@ This module does not import fabgen: it parses and prints configurations on its o
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -42,6 +41,8 @@ from xml.sax.saxutils import escape
 
 import asyncssh
 from lxml import etree
+
+from tests.fakes.loop_fleet import LoopFleet
 
 EOM = b"]]>]]>"
 JUNOS_NS = "http://xml.juniper.net/junos/23.4R2/junos"
@@ -362,7 +363,7 @@ class _Server(asyncssh.SSHServer):
         return (username, password) == (self.username, self.password)
 
 
-class JunosFleet:
+class JunosFleet(LoopFleet):
     """Fake Junos switches served from one event-loop thread; `close()` stops them all."""
 
     def __init__(self, username: str, password: str) -> None:
@@ -370,12 +371,7 @@ class JunosFleet:
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.switches: dict[str, Switch] = {}
         self.sessions = 0
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-
-    def _call(self, fn: Callable[[], Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(30)
+        super().__init__()
 
     def add(self, name: str, minute: float = 60.0) -> Switch:
         switch = Switch(name, minute)
@@ -435,20 +431,6 @@ class JunosFleet:
         switch.locked = False
         proc.exit(0)
 
-    def close(self) -> None:
-        async def shutdown() -> None:
-            for switch in self.switches.values():
-                if switch._timer is not None:
-                    switch._timer.cancel()
-                if switch.server is not None:
-                    switch.server.close()
-                    await switch.server.wait_closed()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        self._call(shutdown)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
+    def _stopping(self, switch: Switch) -> None:
+        if switch._timer is not None:
+            switch._timer.cancel()

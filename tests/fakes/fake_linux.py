@@ -20,12 +20,12 @@ import asyncio
 import json
 import shlex
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import asyncssh
+
+from tests.fakes.loop_fleet import LoopFleet
 
 CLI = Path(__file__).with_name("fake_cli.py")
 Kind = Literal["sonic", "nvue"]
@@ -163,7 +163,7 @@ class FakeLinuxSwitch:
         return sorted(p.name for p in self.home.iterdir() if p.name not in (".fake", "etc"))
 
 
-class LinuxFleet:
+class LinuxFleet(LoopFleet):
     """Fake SONiC/NVUE switches served from one event loop thread; `close()` stops them all."""
 
     def __init__(self, root: Path, username: str, password: str) -> None:
@@ -183,12 +183,7 @@ class LinuxFleet:
         sudo.chmod(0o755)
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
         self.switches: dict[str, FakeLinuxSwitch] = {}
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-
-    def _call(self, fn: Callable[[], Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(fn(), self.loop).result(30)
+        super().__init__()
 
     def add(self, name: str, kind: Kind, password: str | None = None) -> FakeLinuxSwitch:
         """Start a switch; `password` overrides the fleet's (an auth-failure test)."""
@@ -260,18 +255,3 @@ class LinuxFleet:
             server.close()
             self._call(server.wait_closed)
 
-    def close(self) -> None:
-        async def shutdown() -> None:
-            for switch in self.switches.values():
-                if switch.server is not None:
-                    switch.server.close()
-                    await switch.server.wait_closed()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        self._call(shutdown)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
